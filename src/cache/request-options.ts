@@ -1,0 +1,129 @@
+/**
+ * The options of watch, list and get (API.md "Library"), and their
+ * validation. Malformed input is a BadRequestError (400) with a clear message,
+ * thrown before anything starts.
+ */
+import { BadRequestError } from '../core/errors.js';
+
+export type ResourceVersionMatch = 'NotOlderThan' | 'Exact';
+
+export interface WatchOptions {
+  /** '' = now (consistent), '0' = any, 'N' = after N. */
+  resourceVersion?: string;
+  resourceVersionMatch?: ResourceVersionMatch;
+  sendInitialEvents?: boolean;
+  allowWatchBookmarks?: boolean;
+  namespace?: string;
+  name?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** Per-watch channel size (overrides the cache's channelCapacity and the heuristic). */
+  channelCapacity?: number;
+  timeoutSeconds?: number;
+  signal?: AbortSignal;
+}
+
+export interface ListOptions {
+  resourceVersion?: string;
+  resourceVersionMatch?: ResourceVersionMatch;
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  limit?: number;
+  continue?: string;
+}
+
+export interface GetOptions {
+  resourceVersion?: string;
+}
+
+/** Parse an RV parameter: undefined/'' -> '' (unset), else a non-negative integer. */
+export function parseResourceVersion(value: string | undefined, what = 'resourceVersion'): number | '' {
+  if (value === undefined || value === '') return '';
+  if (typeof value !== 'string' || !/^\d+$/.test(value)) {
+    throw new BadRequestError(`invalid ${what} "${String(value)}": must be an unsigned decimal integer`);
+  }
+  const n = Number(value);
+  if (!Number.isSafeInteger(n)) throw new BadRequestError(`invalid ${what} "${value}": too large`);
+  return n;
+}
+
+function checkMatch(value: unknown): ResourceVersionMatch | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (value !== 'NotOlderThan' && value !== 'Exact') {
+    throw new BadRequestError(`invalid resourceVersionMatch "${String(value)}": must be NotOlderThan or Exact`);
+  }
+  return value;
+}
+
+function checkString(name: string, value: unknown): void {
+  if (value !== undefined && typeof value !== 'string') throw new BadRequestError(`${name} must be a string`);
+}
+
+export interface ValidatedWatch {
+  rv: number | '';
+  sendInitialEvents: boolean | undefined;
+  allowBookmarks: boolean;
+  timeoutMs: number;
+  channelCapacity: number | undefined;
+}
+
+export function validateWatchOptions(o: WatchOptions): ValidatedWatch {
+  if (o === null || typeof o !== 'object') throw new BadRequestError('watch options must be an object');
+  for (const k of ['namespace', 'name', 'labelSelector', 'fieldSelector'] as const) checkString(k, o[k]);
+  const rv = parseResourceVersion(o.resourceVersion);
+  const match = checkMatch(o.resourceVersionMatch);
+  if (o.sendInitialEvents !== undefined && typeof o.sendInitialEvents !== 'boolean') throw new BadRequestError('sendInitialEvents must be a boolean');
+  if (o.sendInitialEvents !== undefined && match !== 'NotOlderThan') {
+    throw new BadRequestError('sendInitialEvents requires resourceVersionMatch=NotOlderThan');
+  }
+  if (match !== undefined && o.sendInitialEvents === undefined) {
+    throw new BadRequestError('resourceVersionMatch on a watch requires sendInitialEvents');
+  }
+  if (match === 'Exact') throw new BadRequestError('resourceVersionMatch=Exact is not allowed on a watch');
+  let timeoutMs = Infinity;
+  if (o.timeoutSeconds !== undefined) {
+    if (typeof o.timeoutSeconds !== 'number' || !Number.isFinite(o.timeoutSeconds) || o.timeoutSeconds < 0) {
+      throw new BadRequestError(`invalid timeoutSeconds ${String(o.timeoutSeconds)}: must be a number >= 0`);
+    }
+    if (o.timeoutSeconds > 0) timeoutMs = o.timeoutSeconds * 1000;
+  }
+  if (o.channelCapacity !== undefined && (!Number.isInteger(o.channelCapacity) || o.channelCapacity < 1)) {
+    throw new BadRequestError(`invalid channelCapacity ${String(o.channelCapacity)}: must be an integer >= 1`);
+  }
+  if (o.signal !== undefined && !(o.signal instanceof AbortSignal)) throw new BadRequestError('signal must be an AbortSignal');
+  return {
+    rv,
+    sendInitialEvents: o.sendInitialEvents,
+    allowBookmarks: o.allowWatchBookmarks === true,
+    timeoutMs,
+    channelCapacity: o.channelCapacity,
+  };
+}
+
+export interface ValidatedList {
+  rv: number | '';
+  match: ResourceVersionMatch | undefined;
+  limit: number;
+}
+
+export function validateListOptions(o: ListOptions): ValidatedList {
+  if (o === null || typeof o !== 'object') throw new BadRequestError('list options must be an object');
+  for (const k of ['namespace', 'labelSelector', 'fieldSelector', 'continue'] as const) checkString(k, o[k]);
+  const rv = parseResourceVersion(o.resourceVersion);
+  const match = checkMatch(o.resourceVersionMatch);
+  if (match !== undefined && o.resourceVersion === undefined) {
+    throw new BadRequestError('resourceVersionMatch is forbidden unless resourceVersion is provided');
+  }
+  if (match === 'Exact' && rv === 0) throw new BadRequestError('resourceVersionMatch "Exact" is forbidden for resourceVersion "0"');
+  if (o.continue !== undefined && o.continue !== '') {
+    if (rv !== '' && rv !== 0) throw new BadRequestError('specifying resource version is not allowed when using continue');
+    if (match !== undefined) throw new BadRequestError('resourceVersionMatch is forbidden when continue is provided');
+  }
+  let limit = 0;
+  if (o.limit !== undefined) {
+    if (typeof o.limit !== 'number' || !Number.isInteger(o.limit) || o.limit < 0) throw new BadRequestError(`invalid limit ${String(o.limit)}: must be an integer >= 0`);
+    limit = o.limit;
+  }
+  return { rv, match, limit };
+}

@@ -1,0 +1,110 @@
+/**
+ * WatcherIndex: the live path's routing table (Kubernetes cacher
+ * `indexedWatchers`, §5 of kubernetes-etcd-semantics.md).
+ *
+ * A watcher whose field selector pins the trigger index lives only in
+ * `byTrigger[value]`; every other watcher lives in `byScope[namespace][name]`
+ * ('' = any). An event reaches: scope (ns,name), (ns,''), ('',name), ('',''),
+ * and the trigger buckets of its new and previous trigger values. So an event
+ * costs nothing for watchers that cannot select it. Buckets are arrays with
+ * swap-remove; routing allocates nothing.
+ */
+import type { WatchCacheEvent } from '../history/watch-cache-event.js';
+import type { Watcher } from '../watch/watcher.js';
+
+export class WatcherBucket {
+  readonly watchers: Watcher[] = [];
+}
+
+export class WatcherIndex {
+  private readonly byScope = new Map<string, Map<string, WatcherBucket>>();
+  private readonly byTrigger = new Map<string, WatcherBucket>();
+  private readonly home = new Map<Watcher, WatcherBucket>();
+  private readonly hasTrigger: boolean;
+
+  constructor(hasTrigger: boolean) {
+    this.hasTrigger = hasTrigger;
+  }
+
+  get size(): number {
+    return this.home.size;
+  }
+
+  has(watcher: Watcher): boolean {
+    return this.home.has(watcher);
+  }
+
+  add(watcher: Watcher): void {
+    if (this.home.has(watcher)) return;
+    const sel = watcher.selection;
+    let bucket: WatcherBucket | undefined;
+    if (this.hasTrigger && sel.triggerValue !== undefined) {
+      bucket = this.byTrigger.get(sel.triggerValue);
+      if (bucket === undefined) this.byTrigger.set(sel.triggerValue, (bucket = new WatcherBucket()));
+    } else {
+      let names = this.byScope.get(sel.namespace);
+      if (names === undefined) this.byScope.set(sel.namespace, (names = new Map()));
+      bucket = names.get(sel.name);
+      if (bucket === undefined) names.set(sel.name, (bucket = new WatcherBucket()));
+    }
+    watcher.indexSlot = bucket.watchers.length;
+    bucket.watchers.push(watcher);
+    this.home.set(watcher, bucket);
+  }
+
+  remove(watcher: Watcher): void {
+    const bucket = this.home.get(watcher);
+    if (bucket === undefined) return;
+    this.home.delete(watcher);
+    const list = bucket.watchers;
+    const i = watcher.indexSlot;
+    const last = list.pop()!;
+    if (last !== watcher) {
+      list[i] = last;
+      last.indexSlot = i;
+    }
+    watcher.indexSlot = -1;
+  }
+
+  /**
+   * Call `visit` for every watcher that could select `event` (a coarse
+   * pre-filter; the exact decision is Selection.classify). Each watcher is
+   * visited at most once per event.
+   */
+  forEachCandidate(event: WatchCacheEvent, visit: (w: Watcher) => void): void {
+    const ns = event.namespace;
+    const name = event.name;
+    const nsNames = this.byScope.get(ns);
+    if (nsNames !== undefined) {
+      visitBucket(nsNames.get(name), visit);
+      if (name !== '') visitBucket(nsNames.get(''), visit);
+    }
+    if (ns !== '') {
+      const anyNs = this.byScope.get('');
+      if (anyNs !== undefined) {
+        if (name !== '') visitBucket(anyNs.get(name), visit);
+        visitBucket(anyNs.get(''), visit);
+      }
+    }
+    if (this.hasTrigger) {
+      visitBucket(this.byTrigger.get(event.triggerValue), visit);
+      if (event.prevTriggerValue !== event.triggerValue) visitBucket(this.byTrigger.get(event.prevTriggerValue), visit);
+    }
+  }
+
+  /** Every indexed watcher (for bookmarks, relists and stop). */
+  all(): IterableIterator<Watcher> {
+    return this.home.keys();
+  }
+}
+
+function visitBucket(bucket: WatcherBucket | undefined, visit: (w: Watcher) => void): void {
+  if (bucket === undefined) return;
+  const list = bucket.watchers;
+  // Iterate over a stable length: a visit may remove the current watcher (swap-remove moves the last into i).
+  for (let i = 0; i < list.length; i++) {
+    const w = list[i]!;
+    visit(w);
+    if (list[i] !== w) i--; // w was removed and the last watcher moved into slot i
+  }
+}

@@ -1,0 +1,71 @@
+/**
+ * WatchCacheEvent: one change as the history keeps it. Immutable once built.
+ *
+ * Everything selection needs is computed once here, on the history object
+ * (KEP "Sync pass" step 3): the scope keys used by dispatch routing and the
+ * trigger values of the new and the previous object. The three forms a watcher
+ * may receive (as is, ADDED on entering a selection, DELETED on leaving it)
+ * are made on first use and shared by every watcher: one wrap per event.
+ */
+import type { ChangeType, IndexerFunc, KubeObject } from '../core/types.js';
+import { WatchEvent } from '../wire/watch-event.js';
+import { Delivery } from '../selection/selection.js';
+
+export class WatchCacheEvent {
+  readonly type: ChangeType;
+  /** New state (DELETED: the last state, carrying the deletion RV). */
+  readonly object: KubeObject;
+  readonly prevObject: KubeObject | undefined;
+  readonly rv: number;
+  /** Clock time the cache recorded the event (drives history resizing). */
+  readonly recordTime: number;
+  readonly namespace: string;
+  readonly name: string;
+  /** Trigger index values of the new and previous object ('' when absent or no trigger index). */
+  readonly triggerValue: string;
+  readonly prevTriggerValue: string;
+  #asIs: WatchEvent | undefined;
+  #added: WatchEvent | undefined;
+  #deleted: WatchEvent | undefined;
+
+  constructor(
+    type: ChangeType,
+    object: KubeObject,
+    prevObject: KubeObject | undefined,
+    rv: number,
+    recordTime: number,
+    trigger: IndexerFunc | undefined,
+  ) {
+    this.type = type;
+    this.object = object;
+    this.prevObject = prevObject;
+    this.rv = rv;
+    this.recordTime = recordTime;
+    this.namespace = object.metadata.namespace ?? '';
+    this.name = object.metadata.name ?? '';
+    this.triggerValue = trigger === undefined ? '' : (trigger(object) ?? '');
+    this.prevTriggerValue = trigger === undefined || prevObject === undefined ? '' : (trigger(prevObject) ?? '');
+  }
+
+  /** The shared event a watcher receives for `delivery` (never Delivery.None). */
+  deliver(delivery: Delivery): WatchEvent {
+    switch (delivery) {
+      case Delivery.Added:
+        return (this.#added ??= new WatchEvent('ADDED', this.object, this.rv));
+      case Delivery.Deleted:
+        return (this.#deleted ??= new WatchEvent('DELETED', withRV(this.prevObject ?? this.object, this.rv), this.rv));
+      default:
+        return (this.#asIs ??= new WatchEvent(this.type, this.object, this.rv));
+    }
+  }
+
+  /** How many shared forms have been made so far (the "one wrap per selected event" check). */
+  get wraps(): number {
+    return (this.#asIs ? 1 : 0) + (this.#added ? 1 : 0) + (this.#deleted ? 1 : 0);
+  }
+}
+
+/** A shallow copy of `object` with metadata.resourceVersion = rv. */
+export function withRV(object: KubeObject, rv: number): KubeObject {
+  return { ...object, metadata: { ...object.metadata, resourceVersion: String(rv) } };
+}

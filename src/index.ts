@@ -1,0 +1,47 @@
+/**
+ * watchcache: a watch-cache engine for Node.js (KEP-6268 stall and resume).
+ * The public entry point; everything exported here is the library contract
+ * of API.md.
+ */
+export { WatchCache, errorEvent, type ListResult } from './cache/watch-cache.js';
+export { MODES, suggestedChannelSize, type Mode, type WatchCacheOptions } from './cache/cache-options.js';
+export type { GetOptions, ListOptions, ResourceVersionMatch, WatchOptions } from './cache/request-options.js';
+export { MemoryStore, type MemoryStoreOptions } from './store/memory-store.js';
+export { StoreCompactedError, StoreUnavailableError } from './store/store-errors.js';
+export {
+  WatchCacheError,
+  BadRequestError,
+  ConflictError,
+  InternalError,
+  NotFoundError,
+  RequestEntityTooLargeError,
+  ResourceExpiredError,
+  ServiceUnavailableError,
+  TooLargeResourceVersionError,
+  TooManyRequestsError,
+  makeStatus,
+  type Status,
+  type StatusDetails,
+} from './core/errors.js';
+export { realClock, type Clock, type TimerHandle } from './core/clock.js';
+export {
+  DEFAULT_RESOURCE,
+  apiVersionOf,
+  type ChangeType,
+  type IndexerFunc,
+  type KubeObject,
+  type ObjectMeta,
+  type ResourceInfo,
+  type Store,
+  type StoreEvent,
+  type StoreListResult,
+  type StoreWatch,
+  type WatchEventLike,
+  type WatchEventType,
+} from './core/types.js';
+export { Watcher, type EndReason } from './watch/watcher.js';
+export { WatchEvent } from './wire/watch-event.js';
+export { DEFAULT_PASS_OPTIONS, type PassOptions } from './sync/pass-options.js';
+export { capacityUpperBound, DEFAULT_LOWER_BOUND, DEFAULT_UPPER_BOUND, DEFAULT_EVENT_FRESH_DURATION_MS, type HistoryOptions } from './history/event-history.js';
+export { parseLabelSelector, LabelSelector } from './selection/label-selector.js';
+export { parseFieldSelector, FieldSelector } from './selection/field-selector.js';

@@ -1,0 +1,86 @@
+/**
+ * A watcher's (or list's) selection, computed once at registration and never
+ * changed afterwards: namespace and name scope, label and field selectors, and
+ * the trigger value when the field selector pins the trigger index.
+ *
+ * Invariant 4 (Selection) of KEP-6268: the live path and the sync pass both
+ * decide what a watcher receives with `classify` on this one immutable copy,
+ * so a pass offers exactly what live dispatch would have offered.
+ */
+import type { KubeObject } from '../core/types.js';
+import { FieldSelector, parseFieldSelector, type Indexers } from './field-selector.js';
+import { LabelSelector, parseLabelSelector } from './label-selector.js';
+import type { WatchCacheEvent } from '../history/watch-cache-event.js';
+
+/** What a watcher receives for one event (see `Selection.classify`). */
+export const enum Delivery {
+  /** Nothing: the watcher does not select the event. */
+  None = 0,
+  /** The event as it is (ADDED, MODIFIED or DELETED). */
+  AsIs = 1,
+  /** The object entered the selection: ADDED carrying the new object. */
+  Added = 2,
+  /** The object left the selection: DELETED carrying the previous object at the event's RV. */
+  Deleted = 3,
+}
+
+export interface SelectionInput {
+  namespace?: string | undefined;
+  name?: string | undefined;
+  labelSelector?: string | undefined;
+  fieldSelector?: string | undefined;
+}
+
+export class Selection {
+  /** Namespace scope ('' = all namespaces). */
+  readonly namespace: string;
+  /** Name scope ('' = all names). */
+  readonly name: string;
+  readonly labels: LabelSelector;
+  readonly fields: FieldSelector;
+  /** The trigger index value the field selector pins, when the cache has a trigger index. */
+  readonly triggerValue: string | undefined;
+  private readonly indexers: Indexers;
+
+  constructor(input: SelectionInput, indexers: Indexers, triggerField: string | undefined) {
+    this.labels = parseLabelSelector(input.labelSelector);
+    this.fields = parseFieldSelector(input.fieldSelector);
+    this.indexers = indexers;
+    this.namespace = input.namespace ?? this.fields.exactValue('metadata.namespace') ?? '';
+    this.name = input.name ?? this.fields.exactValue('metadata.name') ?? '';
+    this.triggerValue = triggerField === undefined ? undefined : this.fields.exactValue(triggerField);
+  }
+
+  /** True when the selection picks out everything (no scope, no selectors). */
+  get everything(): boolean {
+    return this.namespace === '' && this.name === '' && this.labels.empty && this.fields.empty;
+  }
+
+  matches(object: KubeObject): boolean {
+    const meta = object.metadata;
+    if (this.namespace !== '' && (meta.namespace ?? '') !== this.namespace) return false;
+    if (this.name !== '' && meta.name !== this.name) return false;
+    if (!this.labels.empty && !this.labels.matches(meta.labels)) return false;
+    return this.fields.empty || this.fields.matches(object, this.indexers);
+  }
+
+  /**
+   * What this selection receives for `event`, as the Kubernetes cacher decides
+   * it per watcher: new matches and old does not -> ADDED; both -> as is;
+   * old only -> DELETED with the previous object; neither -> nothing.
+   */
+  classify(event: WatchCacheEvent): Delivery {
+    if (event.type === 'DELETED') {
+      return this.matches(event.prevObject ?? event.object) ? Delivery.AsIs : Delivery.None;
+    }
+    const now = this.matches(event.object);
+    if (event.type === 'ADDED' || event.prevObject === undefined) {
+      return now ? (event.type === 'ADDED' ? Delivery.AsIs : Delivery.Added) : Delivery.None;
+    }
+    const before = this.matches(event.prevObject);
+    if (now) return before ? Delivery.AsIs : Delivery.Added;
+    return before ? Delivery.Deleted : Delivery.None;
+  }
+}
+
+export { parseFieldSelector, parseLabelSelector };

@@ -1,0 +1,47 @@
+/**
+ * The bounds and periods of sync passes (KEP-6268 "Initial values"; API.md
+ * `pass`). Every value is an option; these are the defaults.
+ */
+import { BadRequestError } from '../core/errors.js';
+
+export interface PassOptions {
+  /** Watchers served per pass (member cap). */
+  maxWatchers: number;
+  /** Scan units per pass, across all cohorts: 1 per history event read, `intervalOpenCost` per interval open. */
+  scanBudget: number;
+  /** Pushes per pass across all cohorts (the retry rounds get the same again). */
+  pushBudget: number;
+  intervalOpenCost: number;
+  normalPeriodMs: number;
+  idlePeriodMs: number;
+  busyMinMs: number;
+  busyMaxMs: number;
+  /** Share of the host thread passes may take when busy (0.1 = about a tenth). */
+  busyShare: number;
+  /** Beta: hand a watcher back to the live path when it is within this many events of the resync point. */
+  handOffDistance: number;
+}
+
+export const DEFAULT_PASS_OPTIONS: Readonly<PassOptions> = Object.freeze({
+  maxWatchers: 512,
+  scanBudget: 2000,
+  pushBudget: 2000,
+  intervalOpenCost: 64,
+  normalPeriodMs: 10,
+  idlePeriodMs: 100,
+  busyMinMs: 1,
+  busyMaxMs: 10,
+  busyShare: 0.1,
+  handOffDistance: 16,
+});
+
+export function resolvePassOptions(input: Partial<PassOptions> | undefined): PassOptions {
+  const o = { ...DEFAULT_PASS_OPTIONS, ...(input ?? {}) };
+  for (const [k, v] of Object.entries(o)) {
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw new BadRequestError(`pass.${k} must be a finite number >= 0, got ${String(v)}`);
+  }
+  if (o.maxWatchers < 1 || o.scanBudget < 1 || o.pushBudget < 1) throw new BadRequestError('pass.maxWatchers, pass.scanBudget and pass.pushBudget must be >= 1');
+  if (o.busyMinMs > o.busyMaxMs) throw new BadRequestError('pass.busyMinMs must be <= pass.busyMaxMs');
+  if (o.busyShare <= 0 || o.busyShare >= 1) throw new BadRequestError('pass.busyShare must be in (0, 1)');
+  return o;
+}

@@ -1,0 +1,119 @@
+/**
+ * PassScheduler: when passes run (KEP "When passes run").
+ *
+ * A pass runs after a dispatched event when the unsynced set is non-empty and
+ * the current period has elapsed since the last pass, and on a timer so an
+ * idle cache still drains. Periods: normal (10 ms); busy after a pass that
+ * left a draining member owed events or spent its push budget, scaled from
+ * the measured pass duration so passes take about `busyShare` of the thread,
+ * clamped to [busyMin, busyMax]; idle (100 ms) after a pass that served and
+ * expired nothing. A new stall resets the period to normal.
+ */
+import type { Clock, TimerHandle } from '../core/clock.js';
+import type { PassOptions } from './pass-options.js';
+import type { PassStats } from './sync-pass.js';
+
+export type PeriodKind = 'normal' | 'busy' | 'idle';
+
+export interface PassRunner {
+  /** True while there is anything to serve. */
+  hasWork(): boolean;
+  /** Run one pass; call `done` once its retry rounds finished. */
+  runPass(done: (stats: PassStats) => void): void;
+  /** Observe the duration of the synchronous part of a pass (seconds). */
+  observeDuration(seconds: number): void;
+}
+
+export class PassScheduler {
+  period: number;
+  periodKind: PeriodKind = 'normal';
+  /** Passes run so far. */
+  passes = 0;
+  private readonly clock: Clock;
+  private readonly options: PassOptions;
+  private readonly runner: PassRunner;
+  private lastPassAt = -Infinity;
+  private running = false;
+  private timer: TimerHandle | undefined;
+  private timerAt = Infinity;
+  private stopped = false;
+
+  constructor(clock: Clock, options: PassOptions, runner: PassRunner) {
+    this.clock = clock;
+    this.options = options;
+    this.runner = runner;
+    this.period = options.normalPeriodMs;
+  }
+
+  /** After each dispatched event (and progress notification). */
+  afterDispatch(): void {
+    if (this.running || this.stopped || !this.runner.hasWork()) return;
+    if (this.clock.now() - this.lastPassAt >= this.period) this.run();
+    else this.arm();
+  }
+
+  /** A watcher just went unsynced. */
+  onStall(): void {
+    if (this.stopped) return;
+    if (this.periodKind !== 'normal') {
+      this.periodKind = 'normal';
+      this.period = this.options.normalPeriodMs;
+      this.disarm();
+    }
+    this.arm();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.disarm();
+  }
+
+  private run(): void {
+    this.disarm();
+    this.running = true;
+    const t0 = this.clock.now();
+    this.lastPassAt = t0;
+    this.passes++;
+    let syncMs = -1;
+    this.runner.runPass((stats) => {
+      this.running = false;
+      const ms = syncMs >= 0 ? syncMs : this.clock.now() - t0;
+      if (stats.leftOwedFull || stats.pushBudgetSpent) {
+        const o = this.options;
+        const scaled = (ms * (1 - o.busyShare)) / o.busyShare;
+        this.periodKind = 'busy';
+        this.period = Math.min(o.busyMaxMs, Math.max(o.busyMinMs, scaled));
+      } else if (stats.served === 0 && stats.expired === 0) {
+        this.periodKind = 'idle';
+        this.period = this.options.idlePeriodMs;
+      } else {
+        this.periodKind = 'normal';
+        this.period = this.options.normalPeriodMs;
+      }
+      this.arm();
+    });
+    syncMs = this.clock.now() - t0;
+    this.runner.observeDuration(syncMs / 1000);
+  }
+
+  private arm(): void {
+    if (this.stopped || this.running || !this.runner.hasWork()) return;
+    const at = this.lastPassAt + this.period;
+    if (this.timer !== undefined) {
+      if (this.timerAt <= at) return;
+      this.disarm();
+    }
+    this.timerAt = at;
+    this.timer = this.clock.setTimeout(() => {
+      this.timer = undefined;
+      this.timerAt = Infinity;
+      if (!this.running && !this.stopped && this.runner.hasWork()) this.run();
+    }, Math.max(0, at - this.clock.now()));
+  }
+
+  private disarm(): void {
+    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
+    this.timer = undefined;
+    this.timerAt = Infinity;
+  }
+}

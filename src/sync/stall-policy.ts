@@ -1,0 +1,154 @@
+/**
+ * StallPolicy: `alpha` mode's live-path rule and its sync passes on the main
+ * thread (KEP-6268 "Live path", "Sync pass", "When passes run").
+ *
+ * Live path: a failed push of event X marks the watcher unsynced with its
+ * position at X - 1 (never lower than before); the dispatcher never waits
+ * and never closes. Unsynced watchers are then served by SyncPass against
+ * the EventHistory, scheduled by PassScheduler.
+ */
+import type { Clock } from '../core/clock.js';
+import type { FullChannelPolicy } from '../dispatch/full-channel-policy.js';
+import type { EventHistory } from '../history/event-history.js';
+import type { HistoryInterval } from '../history/history-interval.js';
+import type { WatchCacheEvent } from '../history/watch-cache-event.js';
+import type { CacheMetrics } from '../metrics/cache-metrics.js';
+import { Delivery } from '../selection/selection.js';
+import type { Watcher } from '../watch/watcher.js';
+import type { WatchEvent } from '../wire/watch-event.js';
+import type { PassOptions } from './pass-options.js';
+import { PassScheduler } from './pass-scheduler.js';
+import { Offer, SyncPass, type PassHost, type PassStats } from './sync-pass.js';
+
+/** What the cache does when a watcher changes sets or a pass expires it. */
+export interface StallHooks {
+  /** Stop `watcher` in drain mode: backlog, then one 410 ERROR (`too old resource version: position (oldest - 1)`). */
+  expire(watcher: Watcher, oldest: number): void;
+  /** The watcher became unsynced (beta: leaves the live path's index: separate sets). */
+  unsynced(watcher: Watcher): void;
+  /** The watcher resynced (beta: rejoins the live path's index). */
+  resynced(watcher: Watcher): void;
+  /** The resync point: alpha, the end of the history; beta, the last dispatched RV. */
+  resyncPoint(): number;
+}
+
+export class StallPolicy implements FullChannelPolicy, PassHost<WatchCacheEvent, Watcher> {
+  /** The unsynced watchers (insertion order = order they stalled). */
+  readonly unsynced = new Set<Watcher>();
+  readonly scheduler: PassScheduler;
+  readonly pass: SyncPass<WatchCacheEvent, Watcher>;
+  /** Stats of the last completed pass (tests, simulator). */
+  lastStats: PassStats | undefined;
+  private readonly clock: Clock;
+  private readonly history: EventHistory;
+  private readonly metrics: CacheMetrics;
+  private readonly hooks: StallHooks;
+
+  constructor(clock: Clock, options: PassOptions, history: EventHistory, metrics: CacheMetrics, hooks: StallHooks) {
+    this.clock = clock;
+    this.history = history;
+    this.metrics = metrics;
+    this.hooks = hooks;
+    this.pass = new SyncPass(options, this);
+    this.scheduler = new PassScheduler(clock, options, {
+      hasWork: () => this.unsynced.size > 0,
+      runPass: (done) =>
+        this.pass.run(this.unsynced, (stats) => {
+          this.lastStats = stats;
+          done(stats);
+        }),
+      observeDuration: (s) => this.metrics.passDuration.observe(s),
+    });
+  }
+
+  // ---- FullChannelPolicy (live path) ----
+
+  onFull(watcher: Watcher, _delivered: WatchEvent, event: WatchCacheEvent): void {
+    // Invariant 1 (position): a failed push of X leaves the position at most X - 1, never lower
+    // than before; X is in the history (appended before dispatch), so a pass re-offers it.
+    if (event.rv - 1 > watcher.position) watcher.position = event.rv - 1;
+    this.markUnsynced(watcher);
+  }
+
+  afterEvent(): boolean {
+    return false; // never waits
+  }
+
+  onRoom(): void {}
+
+  onEnded(watcher: Watcher): void {
+    if (this.unsynced.delete(watcher)) this.metrics.stalledWatchers.set(this.unsynced.size);
+  }
+
+  afterDispatch(): void {
+    this.scheduler.afterDispatch();
+  }
+
+  close(): void {
+    this.scheduler.stop();
+    this.unsynced.clear();
+    this.metrics.stalledWatchers.set(0);
+  }
+
+  /**
+   * Mark a watcher unsynced: a stall (counted), or (beta, `stall` false) a
+   * watch that starts at an old RV and is served by the same resync path.
+   */
+  markUnsynced(watcher: Watcher, stall = true): void {
+    if (watcher.unsynced) return;
+    watcher.unsynced = true;
+    watcher.newUnsynced = true;
+    watcher.passPushes = 0;
+    this.unsynced.add(watcher);
+    this.hooks.unsynced(watcher);
+    if (stall) this.metrics.stalls.inc();
+    this.metrics.stalledWatchers.set(this.unsynced.size);
+    this.scheduler.onStall();
+  }
+
+  // ---- PassHost (what a pass needs from alpha) ----
+
+  oldestServableRV(): number | undefined {
+    return this.history.oldestServableRV();
+  }
+
+  resyncPoint(): number {
+    return this.hooks.resyncPoint();
+  }
+
+  open(afterRV: number): HistoryInterval {
+    return this.history.intervalAfter(afterRV);
+  }
+
+  offer(watcher: Watcher, event: WatchCacheEvent): Offer {
+    // Invariant 4 (selection): the same registration-time selection as the live path.
+    const d = watcher.selection.classify(event);
+    if (d === Delivery.None) return Offer.NotSelected;
+    if (!watcher.push(event.deliver(d))) return Offer.Full;
+    this.metrics.deferredEvents.inc();
+    return Offer.Pushed;
+  }
+
+  expire(watcher: Watcher, oldest: number): void {
+    this.unsynced.delete(watcher);
+    this.metrics.stalledWatchers.set(this.unsynced.size);
+    this.hooks.expire(watcher, oldest);
+  }
+
+  resync(watcher: Watcher): void {
+    watcher.unsynced = false;
+    this.unsynced.delete(watcher);
+    this.hooks.resynced(watcher);
+    this.metrics.catchupRounds.inc();
+    this.metrics.catchupEvents.observe(watcher.passPushes);
+    this.metrics.stalledWatchers.set(this.unsynced.size);
+  }
+
+  drop(watcher: Watcher): void {
+    this.onEnded(watcher);
+  }
+
+  defer(fn: () => void): void {
+    this.clock.setTimeout(fn, 0);
+  }
+}

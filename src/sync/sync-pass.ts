@@ -1,0 +1,313 @@
+/**
+ * SyncPass: one bounded, shared catch-up pass over the unsynced watchers
+ * (KEP-6268 "Sync pass"), host-agnostic: alpha runs it on the main thread
+ * against EventHistory; the simulator drives the same code under virtual time.
+ *
+ * Steps (numbered as in the KEP):
+ * 1. Read the oldest servable RV by the rule the resume path uses. Drop
+ *    stopped watchers; mark expired every unsynced watcher whose position is
+ *    below oldest - 1 (all of them, candidate or not). Candidates are the
+ *    rest with room in their channel, ordered by (a) free share of the
+ *    channel, (b) new to the unsynced set or drained since last service,
+ *    (c) rotation from the persistent cursor (positions at or above it
+ *    first); the member cap keeps the first ones.
+ * 2. Form cohorts: the lead is the first unserved candidate; one history
+ *    interval is opened from its position and scanned up to the remaining
+ *    budget; followers join as the scan passes their position. A candidate
+ *    below the lead never joins.
+ * 3. For each scanned event, selection uses what the event computed once
+ *    (namespace, name, trigger values); the shared form is made by the first
+ *    member that selects it and reused by the rest (one wrap per event).
+ * 4. Push in order with non-blocking adds; a failure ends the offering to
+ *    that member for this cohort and records what it is owed. Owed events are
+ *    re-offered after the other cohorts, in up to two rounds, to members whose
+ *    channel has room again.
+ * 5. A member that accepted everything moves to the last scanned RV.
+ * 6. A member that accepted everything and whose cohort scan reached the
+ *    resync point becomes synced. Deferred stops (expiry drains) are released
+ *    at the end of the pass. The cursor becomes the last scanned RV of the
+ *    last cohort served.
+ */
+import type { PassOptions } from './pass-options.js';
+
+/** A history event as a pass sees it. */
+export interface PassEvent {
+  readonly rv: number;
+}
+
+/** What offering one event to one member did. */
+export const enum Offer {
+  NotSelected = 0,
+  Pushed = 1,
+  Full = 2,
+}
+
+/** The per-watcher state a pass reads and writes (KEP "Per-watcher state"). */
+export interface PassMember {
+  position: number;
+  unsynced: boolean;
+  passPushes: number;
+  newUnsynced: boolean;
+  drainedSinceService: boolean;
+  readonly reachedLive: boolean;
+  readonly capacity: number;
+  readonly free: number;
+  /** Still accepting events (not stopped or draining). */
+  readonly accepting: boolean;
+}
+
+export interface PassCursor<E extends PassEvent> {
+  next(): E | undefined;
+}
+
+/** What the host provides: history access, delivery, and the effects of a pass. */
+export interface PassHost<E extends PassEvent, M extends PassMember> {
+  oldestServableRV(): number | undefined;
+  /** alpha: the end of the history; beta: the last dispatched RV. */
+  resyncPoint(): number;
+  /** Open an interval over the events with RV > afterRV. */
+  open(afterRV: number): PassCursor<E>;
+  /** Selection + shared wrap + non-blocking push of `event` to `member`. */
+  offer(member: M, event: E): Offer;
+  /** The member's position aged out of the history (deferred to the end of the pass). */
+  expire(member: M, oldest: number): void;
+  /** The member rejoins the live path. */
+  resync(member: M): void;
+  /** Remove a member that stopped from the unsynced set. */
+  drop(member: M): void;
+  /** Run `fn` later, after consumers had a chance to drain (retry rounds). */
+  defer(fn: () => void): void;
+}
+
+export interface PassStats {
+  candidates: number;
+  cohorts: number;
+  scanned: number;
+  pushes: number;
+  expired: number;
+  resynced: number;
+  /** Members served: advanced or pushed to. */
+  served: number;
+  /** A member was left owed with a full channel (a draining client). */
+  leftOwedFull: boolean;
+  pushBudgetSpent: boolean;
+}
+
+interface Owed<E> {
+  member: number; // candidate index
+  events: E[];
+  lastScanned: number;
+}
+
+export class SyncPass<E extends PassEvent, M extends PassMember> {
+  /** Rotation cursor: persists across passes. */
+  cursor = 0;
+  private readonly options: PassOptions;
+  private readonly host: PassHost<E, M>;
+
+  constructor(options: PassOptions, host: PassHost<E, M>) {
+    this.options = options;
+    this.host = host;
+  }
+
+  /**
+   * Run one pass over `unsynced`. `done` is called with the stats after the
+   * retry rounds (which run deferred through host.defer).
+   */
+  run(unsynced: Iterable<M>, done: (stats: PassStats) => void): void {
+    const host = this.host;
+    const o = this.options;
+    const stats: PassStats = { candidates: 0, cohorts: 0, scanned: 0, pushes: 0, expired: 0, resynced: 0, served: 0, leftOwedFull: false, pushBudgetSpent: false };
+
+    // ---- Step 1: oldest servable RV, drop stopped, expire, candidates ----
+    const oldest = host.oldestServableRV();
+    const expired: M[] = [];
+    const candidates: M[] = [];
+    for (const m of unsynced) {
+      if (!m.accepting) {
+        host.drop(m); // stopped by its client between stall and pass: simply dropped
+        continue;
+      }
+      if (oldest === undefined || m.position < oldest - 1) {
+        expired.push(m); // evaluated for every unsynced watcher, candidate or not
+        continue;
+      }
+      if (m.free > 0) candidates.push(m);
+    }
+    const cursor = this.cursor;
+    candidates.sort((a, b) => {
+      const fa = a.free / a.capacity;
+      const fb = b.free / b.capacity;
+      if (fa !== fb) return fb - fa; // (a) larger free share first
+      const na = a.newUnsynced || a.drainedSinceService ? 0 : 1;
+      const nb = b.newUnsynced || b.drainedSinceService ? 0 : 1;
+      if (na !== nb) return na - nb; // (b) new or drained first
+      const ra = a.position >= cursor ? 0 : 1;
+      const rb = b.position >= cursor ? 0 : 1;
+      if (ra !== rb) return ra - rb; // (c) rotation: at or above the cursor first
+      return a.position - b.position;
+    });
+    if (candidates.length > o.maxWatchers) candidates.length = o.maxWatchers; // member cap
+    stats.candidates = candidates.length;
+
+    const n = candidates.length;
+    const served = new Uint8Array(n);
+    const ended = new Uint8Array(n); // offering ended for the current cohort
+    const pushedInCohort = new Uint32Array(n);
+    const owed: Owed<E>[] = [];
+    let scanBudget = o.scanBudget;
+    let pushBudget = o.pushBudget;
+    let lastCohortScanned = -1;
+
+    // ---- Step 2: cohorts ----
+    for (let next = 0; next < n && scanBudget > 0 && pushBudget > 0; ) {
+      while (next < n && served[next]) next++;
+      if (next >= n) break;
+      const leadIdx = next;
+      const lead = candidates[leadIdx]!;
+      // Followers: unserved candidates at or above the lead, by position (never one below the lead).
+      const followers: number[] = [];
+      for (let i = 0; i < n; i++) if (!served[i] && i !== leadIdx && candidates[i]!.position >= lead.position) followers.push(i);
+      followers.sort((a, b) => candidates[a]!.position - candidates[b]!.position);
+      const members: number[] = [leadIdx];
+      served[leadIdx] = 1;
+      ended[leadIdx] = 0;
+      pushedInCohort[leadIdx] = 0;
+      let f = 0;
+      scanBudget -= o.intervalOpenCost;
+      stats.cohorts++;
+      const interval = host.open(lead.position);
+      const scannedEvents: E[] = [];
+      let lastScanned = lead.position;
+      let reachedEnd = false;
+      for (;;) {
+        if (scanBudget <= 0 || pushBudget <= 0) break;
+        const ev = interval.next();
+        if (ev === undefined) {
+          reachedEnd = true;
+          break;
+        }
+        scanBudget--;
+        stats.scanned++;
+        // Followers join as the scan passes their position.
+        while (f < followers.length && candidates[followers[f]!]!.position < ev.rv) {
+          const idx = followers[f++]!;
+          served[idx] = 1;
+          ended[idx] = 0;
+          pushedInCohort[idx] = 0;
+          members.push(idx);
+        }
+        scannedEvents.push(ev);
+        // ---- Steps 3 and 4: one shared form per selected event, pushes in order ----
+        for (let k = 0; k < members.length; k++) {
+          const idx = members[k]!;
+          if (ended[idx]) continue;
+          const m = candidates[idx]!;
+          // Invariant 2: nothing at or below the position is offered again.
+          if (ev.rv <= m.position) continue;
+          if (pushedInCohort[idx]! >= m.capacity) {
+            ended[idx] = 1; // at most one channel's capacity per watcher per cohort
+            continue;
+          }
+          const r = host.offer(m, ev);
+          if (r === Offer.Pushed) {
+            m.position = ev.rv; // Invariant 1: the position follows every accepted event
+            m.passPushes++;
+            pushedInCohort[idx]!++;
+            stats.pushes++;
+            pushBudget--;
+          } else if (r === Offer.Full) {
+            ended[idx] = 1; // keeps its last accepted RV; owed the rest of this scan
+          }
+        }
+        lastScanned = ev.rv;
+      }
+      // A cohort that stopped exactly at the end of the history reached it too; past
+      // the last event nothing is left up to the resync point, so the scan covers it.
+      const resyncPoint = host.resyncPoint();
+      if (!reachedEnd && lastScanned >= resyncPoint) reachedEnd = true;
+      if (reachedEnd && resyncPoint > lastScanned) lastScanned = resyncPoint;
+      if (pushBudget <= 0) stats.pushBudgetSpent = true;
+      for (const idx of members) {
+        const m = candidates[idx]!;
+        if (ended[idx]) {
+          owed.push({ member: idx, events: scannedEvents, lastScanned });
+          continue;
+        }
+        // ---- Step 5: accepted everything offered: advance to the last scanned RV ----
+        if (lastScanned > m.position) m.position = lastScanned;
+        stats.served++;
+        m.newUnsynced = false;
+        m.drainedSinceService = false;
+        // ---- Step 6: resync when the cohort scan reached the resync point ----
+        if (reachedEnd && m.position >= resyncPoint) {
+          host.resync(m);
+          stats.resynced++;
+        }
+      }
+      lastCohortScanned = lastScanned;
+    }
+    if (lastCohortScanned >= 0) this.cursor = lastCohortScanned;
+
+    // Deferred stops: expired watchers drain their backlog, then get one 410.
+    for (const m of expired) host.expire(m, oldest ?? 0);
+    stats.expired = expired.length;
+    for (const ow of owed) if (candidates[ow.member]!.free === 0) stats.leftOwedFull = true;
+
+    if (owed.length === 0) {
+      done(stats);
+      return;
+    }
+    // ---- Step 4 (end of pass): owed events re-offered in up to two rounds ----
+    let retryBudget = o.pushBudget;
+    const round = (left: number): void => {
+      const still: Owed<E>[] = [];
+      for (const ow of owed.splice(0)) {
+        const m = candidates[ow.member]!;
+        if (!m.accepting || !m.unsynced) continue;
+        if (m.free === 0 || retryBudget <= 0) {
+          still.push(ow);
+          continue;
+        }
+        let complete = true;
+        for (const ev of ow.events) {
+          if (ev.rv <= m.position) continue;
+          if (retryBudget <= 0) {
+            complete = false;
+            break;
+          }
+          const r = host.offer(m, ev);
+          if (r === Offer.Pushed) {
+            m.position = ev.rv;
+            m.passPushes++;
+            stats.pushes++;
+            retryBudget--;
+          } else if (r === Offer.Full) {
+            complete = false;
+            break;
+          }
+        }
+        if (!complete) {
+          still.push(ow);
+          continue;
+        }
+        if (ow.lastScanned > m.position) m.position = ow.lastScanned;
+        stats.served++;
+        m.newUnsynced = false;
+        m.drainedSinceService = false;
+        // Resync only if nothing was dispatched past the scan meanwhile.
+        if (m.position >= host.resyncPoint()) {
+          host.resync(m);
+          stats.resynced++;
+        }
+      }
+      owed.push(...still);
+      if (left > 1 && owed.length > 0) host.defer(() => round(left - 1));
+      else {
+        stats.leftOwedFull ||= owed.some((ow) => candidates[ow.member]!.free === 0);
+        done(stats);
+      }
+    };
+    host.defer(() => round(2));
+  }
+}

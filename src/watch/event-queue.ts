@@ -1,0 +1,53 @@
+/**
+ * EventQueue: a watcher's bounded input channel, a fixed ring of shared
+ * WatchEvent references. push/shift allocate nothing; a full queue refuses
+ * (the dispatcher never waits on it: what happens to a full channel is the
+ * mode's decision, see src/dispatch/full-channel-policy.ts).
+ */
+import type { WatchEvent } from '../wire/watch-event.js';
+
+export class EventQueue {
+  readonly capacity: number;
+  private readonly slots: (WatchEvent | undefined)[];
+  private head = 0; // next to read
+  private count = 0;
+
+  constructor(capacity: number) {
+    if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError(`channel capacity must be an integer >= 1, got ${capacity}`);
+    this.capacity = capacity;
+    this.slots = new Array<WatchEvent | undefined>(capacity).fill(undefined);
+  }
+
+  get size(): number {
+    return this.count;
+  }
+  get free(): number {
+    return this.capacity - this.count;
+  }
+  get full(): boolean {
+    return this.count === this.capacity;
+  }
+
+  /** Non-blocking add; false when full. */
+  push(event: WatchEvent): boolean {
+    if (this.count === this.capacity) return false;
+    let tail = this.head + this.count;
+    if (tail >= this.capacity) tail -= this.capacity;
+    this.slots[tail] = event;
+    this.count++;
+    return true;
+  }
+
+  shift(): WatchEvent | undefined {
+    if (this.count === 0) return undefined;
+    const ev = this.slots[this.head];
+    this.slots[this.head] = undefined;
+    this.head = this.head + 1 === this.capacity ? 0 : this.head + 1;
+    this.count--;
+    return ev;
+  }
+
+  clear(): void {
+    while (this.count > 0) this.shift();
+  }
+}

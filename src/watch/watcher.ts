@@ -1,0 +1,244 @@
+/**
+ * Watcher: one watch. It is the async iterator its consumer reads and the
+ * target the dispatcher (live path) and the sync pass push into.
+ *
+ * State written only by the dispatcher side (KEP "Per-watcher state"):
+ * `position`, `unsynced`, `passPushes`, `newUnsynced`; the consumer side
+ * writes `reachedLive` (first receive from the channel) and
+ * `drainedSinceService` (channel emptied).
+ *
+ * Lifecycle: pending (waiting for a consistent start) -> active ->
+ * draining (graceful: backlog, then at most one terminal event) -> stopped.
+ * A hard stop (client stop, timeout, cache stop, relist, force-close) empties
+ * the channel and ends the iterator at once; a stopped watcher is never
+ * reopened into drain mode (the KEP's hard-stop fix is enforced in `drain`).
+ */
+import type { Selection } from '../selection/selection.js';
+import type { WatchEvent } from '../wire/watch-event.js';
+import { EventQueue } from './event-queue.js';
+import type { InitialSource } from './initial-source.js';
+
+export type EndReason =
+  | 'client' // stop(), AbortSignal, leaving a for-await loop
+  | 'timeout' // timeoutSeconds
+  | 'cache-stopped'
+  | 'relist' // the cache re-listed its store
+  | 'unresponsive' // off mode force-close
+  | 'expired' // alpha/beta: position aged out of the history (410 after backlog)
+  | 'error'; // a start that failed (410 / 504 ERROR event)
+
+export type WatcherPhase = 'pending' | 'active' | 'draining' | 'stopped';
+
+/** What the owner (the cache) is told about a watcher. */
+export interface WatcherOwner {
+  /** The watcher ended (hard stop, or the end of a drain). Called once. */
+  watcherEnded(watcher: Watcher, reason: EndReason): void;
+  /** The consumer took an event out of a full channel: it has room again. */
+  watcherHasRoom(watcher: Watcher): void;
+  /** The initial replay was overtaken by the history. */
+  initialOvertaken(watcher: Watcher): void;
+}
+
+const DONE: IteratorResult<WatchEvent> = Object.freeze({ done: true, value: undefined });
+
+export interface WatcherInit {
+  id: number;
+  selection: Selection;
+  capacity: number;
+  allowBookmarks: boolean;
+  owner: WatcherOwner;
+}
+
+export class Watcher implements AsyncIterableIterator<WatchEvent> {
+  readonly id: number;
+  readonly selection: Selection;
+  readonly queue: EventQueue;
+  readonly allowBookmarks: boolean;
+  private readonly owner: WatcherOwner;
+
+  // ---- dispatcher-side state (KEP per-watcher state) ----
+  /** Position (invariant 1): every event it must see with RV <= position is in its channel or initial replay. */
+  position = 0;
+  /** The position it started at; live events at or below it are the normal start overlap, not skips. */
+  startPosition = 0;
+  unsynced = false;
+  /** Events pushed by passes since it went unsynced. */
+  passPushes = 0;
+  /** New to the unsynced set since its last service (candidate order key 2). */
+  newUnsynced = false;
+  /** Index slot used by the dispatch index (-1 when not indexed). */
+  indexSlot = -1;
+  /** Next bookmark due time (clock ms), Infinity when none is scheduled. */
+  nextBookmarkAt = Infinity;
+  /** Request deadline (clock ms) for timeoutSeconds, Infinity when none. */
+  deadline = Infinity;
+  /** Set when a pass could not finish offering it events (owed); cleared when served. */
+  owed = 0;
+
+  // ---- consumer-side state ----
+  /** Set on the first receive from the channel (the live loop). */
+  reachedLive = false;
+  /** Set when the consumer emptied its channel; cleared when a pass serves it. */
+  drainedSinceService = false;
+
+  private phase: WatcherPhase = 'pending';
+  private initial: InitialSource | undefined;
+  private terminal: WatchEvent | undefined;
+  private waiter: ((result: IteratorResult<WatchEvent>) => void) | undefined;
+  private endReason: EndReason | undefined;
+
+  constructor(init: WatcherInit) {
+    this.id = init.id;
+    this.selection = init.selection;
+    this.queue = new EventQueue(init.capacity);
+    this.allowBookmarks = init.allowBookmarks;
+    this.owner = init.owner;
+  }
+
+  get state(): WatcherPhase {
+    return this.phase;
+  }
+  /** Why it ended (undefined while running). */
+  get reason(): EndReason | undefined {
+    return this.endReason;
+  }
+  get stopped(): boolean {
+    return this.phase === 'stopped';
+  }
+  /** Accepting live or pass events (active, not draining or stopped). */
+  get accepting(): boolean {
+    return this.phase === 'active';
+  }
+  get capacity(): number {
+    return this.queue.capacity;
+  }
+  /** Free slots in the channel. */
+  get free(): number {
+    return this.queue.free;
+  }
+  /** Still replaying its initial events. */
+  get replaying(): boolean {
+    return this.initial !== undefined;
+  }
+
+  /** Become active: optional initial events first, then the channel. */
+  activate(position: number, initial: InitialSource | undefined): void {
+    if (this.phase !== 'pending') return;
+    this.position = position;
+    this.startPosition = position;
+    this.initial = initial;
+    this.phase = 'active';
+    this.wake();
+  }
+
+  /** Non-blocking add to the channel; false when full. Wakes a waiting consumer. */
+  push(event: WatchEvent): boolean {
+    if (!this.queue.push(event)) return false;
+    if (this.waiter !== undefined) this.wake();
+    return true;
+  }
+
+  /**
+   * Graceful end: the backlog is delivered, then `terminal` (if any), then the
+   * iterator ends. Ignored unless active or pending: a hard stop can never be
+   * reopened into drain mode by a later graceful stop (KEP hard-stop fix).
+   */
+  drain(reason: EndReason, terminal?: WatchEvent): void {
+    if (this.phase !== 'active' && this.phase !== 'pending') return;
+    this.phase = 'draining';
+    this.endReason = reason;
+    this.terminal = terminal;
+    this.wake();
+  }
+
+  /**
+   * End with `terminal` as the only remaining event: the backlog is dropped
+   * first (used when the backlog would follow a gap, e.g. an initial replay
+   * overtaken by the history). Ignored once stopped.
+   */
+  abort(reason: EndReason, terminal: WatchEvent): void {
+    if (this.phase === 'stopped') return;
+    this.queue.clear();
+    this.initial = undefined;
+    this.phase = 'draining';
+    this.endReason = reason;
+    this.terminal = terminal;
+    this.wake();
+  }
+
+  /** Hard stop: the backlog is dropped and the iterator ends now. Idempotent. */
+  stop(reason: EndReason = 'client'): void {
+    if (this.phase === 'stopped') return;
+    const wasDraining = this.phase === 'draining';
+    this.phase = 'stopped';
+    if (!wasDraining || this.endReason === undefined) this.endReason = reason;
+    this.queue.clear();
+    this.initial = undefined;
+    this.terminal = undefined;
+    const w = this.waiter;
+    this.waiter = undefined;
+    if (w !== undefined) w(DONE);
+    this.owner.watcherEnded(this, this.endReason!);
+  }
+
+  next(): Promise<IteratorResult<WatchEvent>> {
+    const r = this.poll();
+    if (r !== undefined) return Promise.resolve(r);
+    if (this.waiter !== undefined) return Promise.reject(new Error('watch: next() called again before the previous call resolved'));
+    return new Promise((resolve) => {
+      this.waiter = resolve;
+    });
+  }
+
+  /** Leaving a for-await loop (or calling return) stops the watch cleanly. */
+  return(): Promise<IteratorResult<WatchEvent>> {
+    this.stop('client');
+    return Promise.resolve(DONE);
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  /** Take the next event without waiting; undefined when nothing is ready yet. */
+  private poll(): IteratorResult<WatchEvent> | undefined {
+    if (this.phase === 'stopped' || this.phase === 'pending') return this.phase === 'stopped' ? DONE : undefined;
+    if (this.initial !== undefined) {
+      let ev: WatchEvent | undefined;
+      try {
+        ev = this.initial.next();
+      } catch {
+        this.initial = undefined;
+        this.owner.initialOvertaken(this);
+        return this.poll();
+      }
+      if (ev !== undefined) return { done: false, value: ev };
+      this.initial = undefined;
+    }
+    const wasFull = this.queue.full;
+    const ev = this.queue.shift();
+    if (ev !== undefined) {
+      this.reachedLive = true;
+      if (this.queue.size === 0) this.drainedSinceService = true;
+      if (wasFull) queueMicrotask(() => this.phase === 'active' && this.owner.watcherHasRoom(this));
+      return { done: false, value: ev };
+    }
+    if (this.phase === 'draining') {
+      const t = this.terminal;
+      this.terminal = undefined;
+      if (t !== undefined) return { done: false, value: t };
+      this.stop(this.endReason ?? 'client');
+      return DONE;
+    }
+    return undefined;
+  }
+
+  private wake(): void {
+    const w = this.waiter;
+    if (w === undefined) return;
+    const r = this.poll();
+    if (r === undefined) return;
+    this.waiter = undefined;
+    w(r);
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * WatchEvent: one event as a watcher receives it ({type, object}), shared by
+ * every watcher that receives the same thing and never copied per watcher.
+ *
+ * Encode once: the wire forms are made on first use and cached on the event,
+ * one per format, and each encoding is counted in
+ * apiserver_watch_cache_event_encodings_total{format}.
+ */
+import { Packr } from 'msgpackr';
+import type { KubeObject, WatchEventLike, WatchEventType } from '../core/types.js';
+
+/** Counts encodings per format (bound to the prom-client counter by the cache). */
+export interface EncodingCounter {
+  encoded(format: 'json' | 'msgpack'): void;
+}
+
+export const msgpack = new Packr({ useRecords: false, moreTypes: false });
+
+export class WatchEvent implements WatchEventLike {
+  readonly type: WatchEventType;
+  readonly object: KubeObject;
+  /** The RV this event stands at in the watcher's stream (bookmarks: the bookmark RV). */
+  readonly rv: number;
+  #jsonLine: Buffer | undefined;
+  #msgpack: Uint8Array | undefined;
+
+  constructor(type: WatchEventType, object: KubeObject, rv: number) {
+    this.type = type;
+    this.object = object;
+    this.rv = rv;
+  }
+
+  /** `{"type":...,"object":...}\n`, encoded once and shared by every stream that sends it. */
+  jsonLine(counter: EncodingCounter): Buffer {
+    let line = this.#jsonLine;
+    if (line === undefined) {
+      line = Buffer.from(JSON.stringify({ type: this.type, object: this.object }) + '\n');
+      this.#jsonLine = line;
+      counter.encoded('json');
+    }
+    return line;
+  }
+
+  /** The msgpack frame of `{type, object}`, encoded once. */
+  msgpackFrame(counter: EncodingCounter): Uint8Array {
+    let frame = this.#msgpack;
+    if (frame === undefined) {
+      frame = msgpack.pack({ type: this.type, object: this.object });
+      this.#msgpack = frame;
+      counter.encoded('msgpack');
+    }
+    return frame;
+  }
+
+  toJSON(): { type: WatchEventType; object: KubeObject } {
+    return { type: this.type, object: this.object };
+  }
+}
