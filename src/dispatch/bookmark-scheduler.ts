@@ -12,6 +12,7 @@ import type { ResourceInfo } from '../core/types.js';
 import { apiVersionOf } from '../core/types.js';
 import { WatchEvent } from '../wire/watch-event.js';
 import type { Watcher } from '../watch/watcher.js';
+import { fault, FAULTS } from '../testing/faults.js';
 
 export const DEADLINE_BOOKMARK_LEAD_MS = 2000;
 
@@ -92,6 +93,11 @@ export class BookmarkScheduler {
         // none at or below the start (it would tell the client nothing new).
         if (!w.unsynced && rv >= w.position && rv > w.startPosition) {
           bookmark ??= bookmarkEvent(this.resource, rv);
+          if (FAULTS.active !== undefined && w.position > 1 && fault('bookmark-backwards')) {
+            w.push(bookmarkEvent(this.resource, w.position - 1));
+            this.schedule(w);
+            continue;
+          }
           // An accepted bookmark advances the position; a full channel just misses it.
           if (w.push(bookmark)) w.position = rv;
         }

@@ -20,6 +20,8 @@ import type { CacheMetrics } from '../metrics/cache-metrics.js';
 import type { Watcher } from '../watch/watcher.js';
 import type { FullChannelPolicy } from './full-channel-policy.js';
 import type { WatcherIndex } from './watcher-index.js';
+import { FAULTS, fault } from '../testing/faults.js';
+import type { WatchEvent } from '../wire/watch-event.js';
 
 export class Dispatcher {
   /** The last RV the live path processed (events and store progress). */
@@ -96,9 +98,40 @@ export class Dispatcher {
     const d = w.selection.classify(event);
     if (d === Delivery.None) return;
     const delivered = event.deliver(d);
+    if (FAULTS.active !== undefined && this.injectFault(w, d, delivered, event.rv)) return;
     // Invariant 1 (position): a successful push moves the position to the event's RV.
     if (w.push(delivered)) w.position = event.rv;
     else this.policy.onFull(w, delivered, event);
+  }
+
+  private held: { w: Watcher; ev: WatchEvent } | undefined;
+
+  /** Test-only faults (src/testing/faults.ts); true when the fault consumed the offer. */
+  private injectFault(w: Watcher, d: Delivery, delivered: WatchEvent, rv: number): boolean {
+    if (this.held !== undefined && this.held.w === w) {
+      const held = this.held;
+      this.held = undefined;
+      if (w.push(delivered)) w.position = rv;
+      w.push(held.ev);
+      return true;
+    }
+    if ((d === Delivery.Added || d === Delivery.Deleted) && fault('skip-transition')) return true;
+    if (w.free >= 2 && fault('drop')) {
+      w.position = rv;
+      return true;
+    }
+    if (w.free >= 2 && fault('duplicate')) {
+      w.push(delivered);
+      w.push(delivered);
+      w.position = rv;
+      return true;
+    }
+    if (w.free >= 3 && fault('reorder')) {
+      this.held = { w, ev: delivered };
+      w.position = rv;
+      return true;
+    }
+    return false;
   }
 
   private resume(): void {

@@ -29,6 +29,7 @@
  *    last cohort served.
  */
 import type { PassOptions } from './pass-options.js';
+import { FAULTS, fault } from '../testing/faults.js';
 
 /** A history event as a pass sees it. */
 export interface PassEvent {
@@ -240,7 +241,7 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
         m.newUnsynced = false;
         m.drainedSinceService = false;
         // ---- Step 6: resync when the cohort scan reached the resync point ----
-        if (reachedEnd && m.position >= resyncPoint) {
+        if ((reachedEnd && m.position >= resyncPoint) || (FAULTS.active !== undefined && !reachedEnd && fault('early-resync'))) {
           host.resync(m);
           stats.resynced++;
         }
