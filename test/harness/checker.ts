@@ -67,8 +67,10 @@ export function checkSession(s: SessionRecord, ctx: CheckContext): Violation[] {
       const exp = [...ctx.history.initialAt(c, sel), ...ctx.history.liveAfter(c, sel)];
       const n = matchLength(data, exp);
       if (n === data.length) {
-        expected = exp;
-        break;
+        // Several snapshot RVs can explain a prefix; prefer one that explains the whole session.
+        if (expected === undefined || exp.length === data.length) expected = exp;
+        if (exp.length === data.length) break;
+        continue;
       }
       if (n > bestLen) {
         bestLen = n;

@@ -42,6 +42,7 @@ export interface RunResult {
   violations: Violation[];
   /** Engine counters of the run (stalls, catch-up rounds, 410s, force-closes, skipped). */
   counters: Record<string, number>;
+  records: SessionRecord[];
 }
 
 const NAMESPACES = ['ns-a', 'ns-b', 'ns-c'];
@@ -242,5 +243,5 @@ export async function runTrace(trace: Trace, mode: Mode, fault?: { name: FaultNa
       }
     }
   }
-  return { sessions: sessions.length, events: sessions.reduce((a, s) => a + s.received.length, 0), violations, counters };
+  return { sessions: sessions.length, events: sessions.reduce((a, s) => a + s.received.length, 0), violations, counters, records: sessions };
 }
