@@ -7,6 +7,7 @@ export { WatchCache, errorEvent, type ListResult } from './cache/watch-cache.js'
 export { MODES, suggestedChannelSize, type Mode, type WatchCacheOptions } from './cache/cache-options.js';
 export type { GetOptions, ListOptions, ResourceVersionMatch, WatchOptions } from './cache/request-options.js';
 export { MemoryStore, type MemoryStoreOptions } from './store/memory-store.js';
+export { EtcdStore, type EtcdStoreOptions } from './store/etcd-store.js';
 export { StoreCompactedError, StoreUnavailableError } from './store/store-errors.js';
 export {
   WatchCacheError,

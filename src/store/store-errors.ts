@@ -2,6 +2,7 @@
  * Errors a Store reports through its watch's onError. The reflector reacts to
  * each: a compacted watch re-lists; anything else re-lists after a back-off.
  */
+import { WatchCacheError } from '../core/errors.js';
 
 /** The store can no longer serve a watch from the requested RV (etcd: "required revision has been compacted"). */
 export class StoreCompactedError extends Error {
@@ -15,10 +16,11 @@ export class StoreCompactedError extends Error {
   }
 }
 
-/** The store is unreachable (etcd down, connection refused). */
-export class StoreUnavailableError extends Error {
+/** The store is unreachable (etcd down, connection refused): 503 ServiceUnavailable, retry after 1 s. */
+export class StoreUnavailableError extends WatchCacheError {
   constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
+    super(503, 'ServiceUnavailable', message, { retryAfterSeconds: 1 });
     this.name = 'StoreUnavailableError';
+    if (options?.cause !== undefined) (this as { cause?: unknown }).cause = options.cause;
   }
 }
