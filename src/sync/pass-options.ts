@@ -4,7 +4,16 @@
  */
 import { BadRequestError } from '../core/errors.js';
 
+/**
+ * Candidate order of a pass: 'kep' (free share, then new/drained, then
+ * rotation from the cursor: the KEP's order), 'fifo' (the order watchers
+ * went unsynced) or 'position' (lowest position first). The last two exist
+ * for the simulator to compare against.
+ */
+export type CandidateOrder = 'kep' | 'fifo' | 'position';
+
 export interface PassOptions {
+  candidateOrder: CandidateOrder;
   /** Watchers served per pass (member cap). */
   maxWatchers: number;
   /** Scan units per pass, across all cohorts: 1 per history event read, `intervalOpenCost` per interval open. */
@@ -23,6 +32,7 @@ export interface PassOptions {
 }
 
 export const DEFAULT_PASS_OPTIONS: Readonly<PassOptions> = Object.freeze({
+  candidateOrder: 'kep' as CandidateOrder,
   maxWatchers: 512,
   scanBudget: 2000,
   pushBudget: 2000,
@@ -37,7 +47,9 @@ export const DEFAULT_PASS_OPTIONS: Readonly<PassOptions> = Object.freeze({
 
 export function resolvePassOptions(input: Partial<PassOptions> | undefined): PassOptions {
   const o = { ...DEFAULT_PASS_OPTIONS, ...(input ?? {}) };
+  if (!['kep', 'fifo', 'position'].includes(o.candidateOrder)) throw new BadRequestError(`pass.candidateOrder must be kep, fifo or position, got ${String(o.candidateOrder)}`);
   for (const [k, v] of Object.entries(o)) {
+    if (k === 'candidateOrder') continue;
     if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw new BadRequestError(`pass.${k} must be a finite number >= 0, got ${String(v)}`);
   }
   if (o.maxWatchers < 1 || o.scanBudget < 1 || o.pushBudget < 1) throw new BadRequestError('pass.maxWatchers, pass.scanBudget and pass.pushBudget must be >= 1');

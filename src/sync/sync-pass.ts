@@ -136,7 +136,8 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
       if (m.free > 0) candidates.push(m);
     }
     const cursor = this.cursor;
-    candidates.sort((a, b) => {
+    if (o.candidateOrder === 'position') candidates.sort((a, b) => a.position - b.position);
+    else if (o.candidateOrder === 'kep') candidates.sort((a, b) => {
       const fa = a.free / a.capacity;
       const fb = b.free / b.capacity;
       if (fa !== fb) return fb - fa; // (a) larger free share first
@@ -148,6 +149,7 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
       if (ra !== rb) return ra - rb; // (c) rotation: at or above the cursor first
       return a.position - b.position;
     });
+    // ('fifo' keeps the unsynced set's insertion order: the order watchers stalled.)
     if (candidates.length > o.maxWatchers) candidates.length = o.maxWatchers; // member cap
     stats.candidates = candidates.length;
 
