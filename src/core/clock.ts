@@ -14,6 +14,11 @@ export interface Clock {
   now(): number;
   setTimeout(callback: () => void, delayMs: number): TimerHandle;
   clearTimeout(handle: TimerHandle): void;
+  /**
+   * Real high-resolution time (ms) for measuring how much work took, even
+   * under a virtual clock (the simulator reports real main-thread cost).
+   */
+  workNow(): number;
 }
 
 /** The real clock: performance.timeOrigin + performance.now(), and Node's timers (unref'd). */
@@ -28,5 +33,8 @@ export const realClock: Clock = {
   },
   clearTimeout(handle: TimerHandle): void {
     clearTimeout(handle as unknown as NodeJS.Timeout);
+  },
+  workNow(): number {
+    return performance.now();
   },
 };

@@ -44,6 +44,11 @@ export class VirtualClock implements Clock {
     (handle as VTimer).cancelled = true;
   }
 
+  /** Real time: work is measured in real milliseconds even when virtual time stands still. */
+  workNow(): number {
+    return performance.now();
+  }
+
   /** A promise that resolves when virtual time has moved `ms` forward. */
   sleep(ms: number): Promise<void> {
     return new Promise((resolve) => this.setTimeout(resolve, ms));

@@ -29,6 +29,8 @@ export class PassScheduler {
   periodKind: PeriodKind = 'normal';
   /** Passes run so far. */
   passes = 0;
+  /** Real milliseconds spent in passes on this thread (synchronous parts and retry rounds' starts). */
+  workMs = 0;
   private readonly clock: Clock;
   private readonly options: PassOptions;
   private readonly runner: PassRunner;
@@ -72,6 +74,7 @@ export class PassScheduler {
     this.disarm();
     this.running = true;
     const t0 = this.clock.now();
+    const w0 = this.clock.workNow();
     this.lastPassAt = t0;
     this.passes++;
     let syncMs = -1;
@@ -93,7 +96,9 @@ export class PassScheduler {
       this.arm();
     });
     syncMs = this.clock.now() - t0;
-    this.runner.observeDuration(syncMs / 1000);
+    const work = this.clock.workNow() - w0;
+    this.workMs += work;
+    this.runner.observeDuration(work / 1000);
   }
 
   private arm(): void {

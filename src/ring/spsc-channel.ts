@@ -1,0 +1,335 @@
+/**
+ * SPSC channel: one watcher's bounded input channel in a SharedArrayBuffer.
+ * One producer (the dispatcher while the watcher is synced, the sync worker
+ * while it is unsynced) pushes references into the history ring; one consumer
+ * (the watcher's delivery loop, any thread) pops them. A slot holds a
+ * reference, never a copy of the event: the ring's absolute index plus a small
+ * "variant" code, because a selector transition changes the type delivered
+ * (MODIFIED delivered as ADDED when the object starts matching, as DELETED
+ * when it stops).
+ *
+ * Layout (one SharedArrayBuffer, Int32 header words, then the slots):
+ *
+ *   word field          written by           meaning
+ *   ---- -------------  -------------------  ---------------------------------------------
+ *      0 MAGIC          create               0x57435350
+ *      1 CAPACITY       create               slots
+ *      2 HEAD           consumer, Atomics    next position to pop,  in [0, 2·CAPACITY)
+ *      3 TAIL           producer, Atomics    next position to push, in [0, 2·CAPACITY)
+ *      4 CLOSED         producer, Atomics    1 after close(); stored after the last push
+ *      5 TERMINAL       producer, Atomics    why: 1 END (clean), 2 EXPIRED (in-stream 410)
+ *      6 WRITER_OWNER   CAS (handOff)        which thread is the producer: 0 main, 1 sync worker
+ *      7 DATA_WAITING   consumer sets 1, producer clears when it wakes the consumer
+ *      8 DATA_EPOCH     producer, Atomics    +1 per consumer wake-up (the consumer parks on it)
+ *      9 SPACE_WAITING  producer sets 1, consumer clears when it wakes the producer
+ *     10 SPACE_EPOCH    consumer, Atomics    +1 per producer wake-up
+ *     11 CANCELLED      consumer, Atomics    1: the consumer is gone; the producer should stop
+ *
+ *   byte 64:                 REF[CAPACITY]      Float64: absolute history-ring index (safe integer)
+ *   byte 64 + 8·CAPACITY:    VARIANT[CAPACITY]  Uint8: 0 as-is, 1 ADDED, 2 DELETED
+ *
+ * Positions run over [0, 2·CAPACITY) so full (TAIL − HEAD = CAPACITY) and empty
+ * (TAIL = HEAD) differ for any capacity; slot = position mod CAPACITY.
+ *
+ * Single writer: exactly one producer at a time is a protocol above this
+ * module. WRITER_OWNER records who it is; the current producer finishes its
+ * pushes and calls handOff(me, next) (a compare-and-swap); the next producer
+ * must observe writerOwner === itself (an Atomics load, or its own successful
+ * CAS) before its first push. That Atomics pair orders the previous producer's
+ * TAIL and slot stores before the new producer's accesses, so TAIL can be read
+ * plainly by whoever owns it. close() is also the owner's call.
+ *
+ * Overwritten events: a reference is only an index. By the time the consumer
+ * pops it, the ring may have evicted the event; HistoryRingReader.read() of
+ * that index answers ReadStatus.OVERWRITTEN (never wrong bytes), and the
+ * watcher must then end with its 410 Expired instead of delivering anything.
+ *
+ * Wake-ups: tryPush() calls Atomics.notify only when the consumer announced it
+ * may be parked (DATA_WAITING), so a busy consumer costs one Atomics.load per
+ * push and no notify. The async waits hold a ref'd keep-alive handle while
+ * parked unless keepAlive is false (a bare pending Atomics.waitAsync does not
+ * keep Node alive).
+ */
+import { waitAsync, type WaitOutcome } from './shared-memory.js';
+
+/** What the consumer delivers for a popped reference. */
+export const Variant = { AS_IS: 0, ADDED: 1, DELETED: 2 } as const;
+export type Variant = (typeof Variant)[keyof typeof Variant];
+
+/** Why a closed channel ended. */
+export const Terminal = { NONE: 0, END: 1, EXPIRED: 2 } as const;
+export type Terminal = (typeof Terminal)[keyof typeof Terminal];
+
+/** WRITER_OWNER values used by the engine. */
+export const WriterOwner = { MAIN: 0, SYNC_WORKER: 1 } as const;
+export type WriterOwner = (typeof WriterOwner)[keyof typeof WriterOwner];
+
+/** pop(): nothing to pop right now. */
+export const POP_EMPTY = -1;
+/** pop(): closed and fully drained; see `terminal`. */
+export const POP_CLOSED = -2;
+
+/** Everything another thread needs to open the channel (structured-cloneable). */
+export interface SpscChannelHandle {
+  readonly buffer: SharedArrayBuffer;
+  readonly capacity: number;
+}
+
+const MAGIC = 0x57435350;
+const HEADER_BYTES = 64;
+const H_MAGIC = 0;
+const H_CAPACITY = 1;
+const H_HEAD = 2;
+const H_TAIL = 3;
+const H_CLOSED = 4;
+const H_TERMINAL = 5;
+const H_OWNER = 6;
+const H_DATA_WAITING = 7;
+const H_DATA_EPOCH = 8;
+const H_SPACE_WAITING = 9;
+const H_SPACE_EPOCH = 10;
+const H_CANCELLED = 11;
+
+const MAX_CAPACITY = 1 << 28;
+
+function foldOutcome(r: WaitOutcome): 'ok' | 'timed-out' {
+  return r === 'timed-out' ? 'timed-out' : 'ok';
+}
+
+/**
+ * Both endpoints of one channel. Each thread opens its own instance from the
+ * handle and uses only its side (tryPush/close/waitForSpace as producer;
+ * pop/cancel/waitForData as consumer).
+ */
+export class SpscChannel {
+  readonly handle: SpscChannelHandle;
+  readonly capacity: number;
+
+  private readonly h: Int32Array;
+  private readonly refs: Float64Array;
+  private readonly variants: Uint8Array;
+  private readonly span: number;
+  private popped: Variant = Variant.AS_IS;
+  private wakeCount = 0;
+
+  /** A new channel of `capacity` slots, owned by `owner`. */
+  static create(capacity: number, owner: number = WriterOwner.MAIN): SpscChannel {
+    if (!Number.isInteger(capacity) || capacity < 1 || capacity > MAX_CAPACITY) {
+      throw new RangeError(`channel capacity must be an integer in [1, ${MAX_CAPACITY}], got ${capacity}`);
+    }
+    const buffer = new SharedArrayBuffer(HEADER_BYTES + capacity * 9);
+    const h = new Int32Array(buffer, 0, HEADER_BYTES >> 2);
+    h[H_MAGIC] = MAGIC;
+    h[H_CAPACITY] = capacity;
+    h[H_OWNER] = owner | 0;
+    // Sharing the handle (postMessage) orders these initial stores before the other side.
+    return new SpscChannel({ buffer, capacity });
+  }
+
+  constructor(handle: SpscChannelHandle) {
+    const cap = handle.capacity;
+    this.h = new Int32Array(handle.buffer, 0, HEADER_BYTES >> 2);
+    if (this.h[H_MAGIC] !== MAGIC || this.h[H_CAPACITY] !== cap) {
+      throw new Error('spsc channel: handle does not describe a channel');
+    }
+    this.handle = handle;
+    this.capacity = cap;
+    this.span = cap * 2;
+    this.refs = new Float64Array(handle.buffer, HEADER_BYTES, cap);
+    this.variants = new Uint8Array(handle.buffer, HEADER_BYTES + cap * 8, cap);
+  }
+
+  // -- producer side -----------------------------------------------------------
+
+  /**
+   * Push a ring reference. Non-blocking: false when the channel is full (or
+   * closed). Allocation-free. Only the current writer (see WRITER_OWNER) may call it.
+   */
+  tryPush(ref: number, variant: Variant = Variant.AS_IS): boolean {
+    const h = this.h;
+    // Own words (single writer; hand-off ordered by the WRITER_OWNER Atomics): plain reads.
+    if (h[H_CLOSED] !== 0) return false;
+    const tail = h[H_TAIL]!;
+    let used = tail - Atomics.load(h, H_HEAD);
+    if (used < 0) used += this.span;
+    if (used >= this.capacity) return false;
+    const slot = tail < this.capacity ? tail : tail - this.capacity;
+    this.refs[slot] = ref;
+    this.variants[slot] = variant;
+    // INVARIANT (publish ordering): the slot's plain stores precede this
+    // Atomics.store; the consumer's Atomics.load of TAIL acquires them.
+    Atomics.store(h, H_TAIL, tail + 1 === this.span ? 0 : tail + 1);
+    // Dekker pair with waitForData (both sides Atomics): either the consumer
+    // sees the new TAIL before parking, or we see DATA_WAITING here.
+    if (Atomics.load(h, H_DATA_WAITING) !== 0) this.wake(H_DATA_WAITING, H_DATA_EPOCH);
+    return true;
+  }
+
+  /**
+   * End the stream after what was pushed: the consumer drains, then pop()
+   * answers POP_CLOSED and `terminal` says why (END, or EXPIRED for a 410).
+   * Owner only; idempotent (the first terminal code wins).
+   */
+  close(terminal: Terminal = Terminal.END): void {
+    const h = this.h;
+    if (Atomics.load(h, H_CLOSED) !== 0) return;
+    Atomics.store(h, H_TERMINAL, terminal);
+    // INVARIANT (drain before end): CLOSED is stored after the last TAIL store.
+    Atomics.store(h, H_CLOSED, 1);
+    if (Atomics.load(h, H_DATA_WAITING) !== 0) this.wake(H_DATA_WAITING, H_DATA_EPOCH);
+  }
+
+  /** Producer: resolve when there may be room (or the consumer cancelled), or on timeout. */
+  waitForSpace(timeoutMs?: number, keepAlive = true): Promise<'ok' | 'timed-out'> {
+    const epoch = this.armSpaceWait();
+    if (epoch === null) return Promise.resolve('ok');
+    return waitAsync(this.h, H_SPACE_EPOCH, epoch, timeoutMs, keepAlive).then(foldOutcome);
+  }
+
+  /** Producer, blocking (worker threads): as waitForSpace. */
+  waitForSpaceSync(timeoutMs?: number): 'ok' | 'timed-out' {
+    const epoch = this.armSpaceWait();
+    if (epoch === null) return 'ok';
+    return foldOutcome(Atomics.wait(this.h, H_SPACE_EPOCH, epoch, timeoutMs === undefined ? Infinity : timeoutMs));
+  }
+
+  // -- consumer side -----------------------------------------------------------
+
+  /**
+   * Pop the oldest reference: an absolute ring index ≥ 0 (its variant in
+   * `lastVariant`), POP_EMPTY, or POP_CLOSED once closed and drained.
+   * Allocation-free. Consumer only.
+   */
+  pop(): number {
+    const h = this.h;
+    const head = h[H_HEAD]!; // own word (single consumer)
+    let tail = Atomics.load(h, H_TAIL);
+    if (head === tail) {
+      if (Atomics.load(h, H_CLOSED) === 0) return POP_EMPTY;
+      // INVARIANT (drain before end): CLOSED was stored after the last push, so
+      // this reload of TAIL sees every push; only an empty channel ends.
+      tail = Atomics.load(h, H_TAIL);
+      if (head === tail) return POP_CLOSED;
+    }
+    const slot = head < this.capacity ? head : head - this.capacity;
+    const ref = this.refs[slot]!;
+    this.popped = this.variants[slot]! as Variant;
+    // INVARIANT (slot reuse): the slot is read before HEAD releases it to the producer.
+    Atomics.store(h, H_HEAD, head + 1 === this.span ? 0 : head + 1);
+    if (Atomics.load(h, H_SPACE_WAITING) !== 0) this.wake(H_SPACE_WAITING, H_SPACE_EPOCH);
+    return ref;
+  }
+
+  /** Variant of the reference the last pop() returned. */
+  get lastVariant(): Variant {
+    return this.popped;
+  }
+
+  /**
+   * Consumer: resolve when there may be data or the channel closed ('ok'), or
+   * on timeout. Atomics.waitAsync; keepAlive: see shared-memory.ts waitAsync.
+   */
+  waitForData(timeoutMs?: number, keepAlive = true): Promise<'ok' | 'timed-out'> {
+    const epoch = this.armDataWait();
+    if (epoch === null) return Promise.resolve('ok');
+    return waitAsync(this.h, H_DATA_EPOCH, epoch, timeoutMs, keepAlive).then(foldOutcome);
+  }
+
+  /** Consumer, blocking (worker threads): as waitForData. */
+  waitForDataSync(timeoutMs?: number): 'ok' | 'timed-out' {
+    const epoch = this.armDataWait();
+    if (epoch === null) return 'ok';
+    return foldOutcome(Atomics.wait(this.h, H_DATA_EPOCH, epoch, timeoutMs === undefined ? Infinity : timeoutMs));
+  }
+
+  /** Consumer: give up (client went away). The producer sees `cancelled` and stops. */
+  cancel(): void {
+    Atomics.store(this.h, H_CANCELLED, 1);
+    if (Atomics.load(this.h, H_SPACE_WAITING) !== 0) this.wake(H_SPACE_WAITING, H_SPACE_EPOCH);
+  }
+
+  // -- either side -------------------------------------------------------------
+
+  /** References in the channel. */
+  get size(): number {
+    let used = Atomics.load(this.h, H_TAIL) - Atomics.load(this.h, H_HEAD);
+    if (used < 0) used += this.span;
+    return used;
+  }
+
+  /** Free slots. */
+  get free(): number {
+    return this.capacity - this.size;
+  }
+
+  /** close() was called (data may remain to drain). */
+  get closed(): boolean {
+    return Atomics.load(this.h, H_CLOSED) !== 0;
+  }
+
+  /** Terminal code set by close() (NONE while open). */
+  get terminal(): Terminal {
+    return Atomics.load(this.h, H_TERMINAL) as Terminal;
+  }
+
+  /** cancel() was called by the consumer. */
+  get cancelled(): boolean {
+    return Atomics.load(this.h, H_CANCELLED) !== 0;
+  }
+
+  /** Current producer (WriterOwner value). */
+  get writerOwner(): number {
+    return Atomics.load(this.h, H_OWNER);
+  }
+
+  /**
+   * Pass the producer role from `from` to `to` (compare-and-swap). True when
+   * the role was `from` and is now `to`. The caller must be `from` and must
+   * not push after a successful hand-off.
+   */
+  handOff(from: number, to: number): boolean {
+    // INVARIANT (single writer): the role changes only by CAS from its current
+    // holder; the Atomics also order the old producer's TAIL/slot stores
+    // before the new producer's first push.
+    return Atomics.compareExchange(this.h, H_OWNER, from, to) === from;
+  }
+
+  /** Atomics.notify calls made through this instance (a wake-up counter, not shared). */
+  get wakeups(): number {
+    return this.wakeCount;
+  }
+
+  // -- internals ---------------------------------------------------------------
+
+  /** Register as waiting for data; null when there is no need to park. */
+  private armDataWait(): number | null {
+    const h = this.h;
+    const epoch = Atomics.load(h, H_DATA_EPOCH);
+    Atomics.store(h, H_DATA_WAITING, 1);
+    if (Atomics.load(h, H_TAIL) !== h[H_HEAD] || Atomics.load(h, H_CLOSED) !== 0) {
+      Atomics.store(h, H_DATA_WAITING, 0);
+      return null;
+    }
+    return epoch;
+  }
+
+  /** Register as waiting for space; null when there is no need to park. */
+  private armSpaceWait(): number | null {
+    const h = this.h;
+    const epoch = Atomics.load(h, H_SPACE_EPOCH);
+    Atomics.store(h, H_SPACE_WAITING, 1);
+    if (this.free > 0 || Atomics.load(h, H_CANCELLED) !== 0) {
+      Atomics.store(h, H_SPACE_WAITING, 0);
+      return null;
+    }
+    return epoch;
+  }
+
+  private wake(waitingWord: number, epochWord: number): void {
+    const h = this.h;
+    Atomics.store(h, waitingWord, 0);
+    Atomics.add(h, epochWord, 1);
+    Atomics.notify(h, epochWord);
+    this.wakeCount++;
+  }
+}
