@@ -31,6 +31,12 @@ export interface WatchCacheOptions {
   skipTimeoutFallback?: boolean;
   registry?: Registry;
   clock?: Clock;
+  /**
+   * Beta: where the sync worker runs. 'thread' (default with the real clock)
+   * or 'in-process' (default with any other clock: the simulator and the
+   * harness run the same worker code on their virtual clock).
+   */
+  syncWorker?: 'thread' | 'in-process';
 }
 
 export function checkMode(mode: unknown): Mode {

@@ -38,7 +38,8 @@ import { WatchCacheEvent } from '../history/watch-cache-event.js';
 import { CacheMetrics } from '../metrics/cache-metrics.js';
 import { Selection } from '../selection/selection.js';
 import { resolvePassOptions } from '../sync/pass-options.js';
-import { StallPolicy } from '../sync/stall-policy.js';
+import { StallPolicy, type StallHooks } from '../sync/stall-policy.js';
+import { BetaSync } from '../beta/beta-sync.js';
 import { HistorySource, SnapshotSource, type InitialSource } from '../watch/initial-source.js';
 import { Watcher, type EndReason, type WatcherOwner } from '../watch/watcher.js';
 import { WatchEvent } from '../wire/watch-event.js';
@@ -73,6 +74,7 @@ export class WatchCache implements WatcherOwner {
   private readonly index: WatcherIndex;
   private readonly policy: FullChannelPolicy;
   private readonly stall: StallPolicy | undefined;
+  private readonly beta: BetaSync | undefined;
   private readonly dispatcher: Dispatcher;
   private readonly bookmarks: BookmarkScheduler;
   private readonly freshness: Freshness;
@@ -108,18 +110,39 @@ export class WatchCache implements WatcherOwner {
     this.index = new WatcherIndex(this.triggerField !== undefined);
     if (this.mode === 'off') {
       this.stall = undefined;
+      this.beta = undefined;
       this.policy = new ForceClosePolicy(this.clock, new DispatchBudget(this.clock, options.dispatchBudget), this.metrics);
     } else {
       const beta = this.mode === 'beta';
-      this.stall = new StallPolicy(this.clock, passOptions, this.history, this.metrics, {
+      const hooks: StallHooks = {
         expire: (w, oldest) => this.expire(w, `too old resource version: ${w.position} (${oldest - 1})`),
         // Beta keeps the synced and unsynced sets apart: live dispatch never walks an unsynced watcher.
         unsynced: (w) => beta && this.index.remove(w),
         resynced: (w) => beta && w.accepting && this.index.add(w),
         // Beta resyncs at the last dispatched RV; alpha at the end of the history.
         resyncPoint: () => (beta ? this.dispatcher.lastDispatchedRV : this.rv),
-      });
-      this.policy = this.stall;
+      };
+      if (beta) {
+        this.stall = undefined;
+        const placement = options.syncWorker ?? (this.clock === realClock ? 'thread' : 'in-process');
+        if (placement !== 'thread' && placement !== 'in-process') throw new BadRequestError(`syncWorker must be thread or in-process, got ${String(placement)}`);
+        this.beta = new BetaSync({
+          clock: this.clock,
+          placement,
+          pass: passOptions,
+          history: this.history,
+          metrics: this.metrics,
+          hooks,
+          indexers: this.indexers,
+          triggerField: this.triggerField,
+          lastDispatchedRV: () => this.dispatcher.lastDispatchedRV,
+        });
+        this.policy = this.beta;
+      } else {
+        this.beta = undefined;
+        this.stall = new StallPolicy(this.clock, passOptions, this.history, this.metrics, hooks);
+        this.policy = this.stall;
+      }
     }
     this.dispatcher = new Dispatcher(this.index, this.policy, this.metrics);
     this.bookmarks = new BookmarkScheduler(this.clock, checkPositive('bookmarkFrequencyMs', options.bookmarkFrequencyMs, 60_000), this.resource, () => this.dispatcher.lastDispatchedRV);
@@ -189,6 +212,7 @@ export class WatchCache implements WatcherOwner {
     const object = this.normalize(event.type === 'DELETED' ? (event.object ?? prev) : event.object);
     const wce = new WatchCacheEvent(event.type, object, prev === undefined ? undefined : this.normalize(prev), event.resourceVersion, this.clock.now(), this.trigger()); // step 2
     this.history.append(wce); // step 3: appended before it is dispatched (invariant 1)
+    this.beta?.appended(wce); // beta: mirrored into the shared ring, encoded once
     this.state.apply(wce); // step 4
     this.rv = wce.rv;
     this.freshness.advanced(this.rv);
@@ -208,6 +232,7 @@ export class WatchCache implements WatcherOwner {
     const previousRV = this.rv;
     const continuous = listRV === previousRV;
     this.history.reset(listRV);
+    this.beta?.reset(listRV);
     this.state.replace(items.map((o) => this.normalize(o)));
     this.rv = Math.max(this.rv, listRV);
     this.dispatcher.reset(this.rv);
@@ -240,7 +265,8 @@ export class WatchCache implements WatcherOwner {
     if (this.phase === 'stopped') throw new ServiceUnavailableError('watch cache is stopped');
     const usesTrigger = selection.triggerValue !== undefined;
     const capacity = v.channelCapacity ?? this.channelCapacity ?? suggestedChannelSize(this.history.capacity, this.history.eventFreshDurationMs, this.triggerField !== undefined, usesTrigger);
-    const w = new Watcher({ id: this.nextWatcherId++, selection, capacity, allowBookmarks: v.allowBookmarks, owner: this });
+    const channel = this.beta?.channelFor(capacity);
+    const w = new Watcher({ id: this.nextWatcherId++, selection, capacity, allowBookmarks: v.allowBookmarks, owner: this, ...(channel === undefined ? {} : { channel }) });
     this.watchers.add(w);
     this.metrics.registeredWatchers.set(this.watchers.size);
     if (v.timeoutMs !== Infinity) {
@@ -311,10 +337,10 @@ export class WatchCache implements WatcherOwner {
       this.failStart(w, ResourceExpiredError.tooOld(rv, oldest === undefined ? this.rv : oldest - 1));
       return;
     }
-    if (this.stall !== undefined && this.mode === 'beta') {
+    if (this.beta !== undefined) {
       // Beta: one resync path. A watch from an old RV is an unsynced watcher at that position.
       w.activate(rv, undefined);
-      this.stall.markUnsynced(w, false);
+      this.beta.adopt(w);
       this.bookmarks.schedule(w);
       return;
     }
@@ -338,7 +364,7 @@ export class WatchCache implements WatcherOwner {
   private expire(w: Watcher, message: string): void {
     if (!w.accepting) return;
     this.index.remove(w);
-    this.stall?.onEnded(w);
+    this.policy.onEnded(w);
     this.metrics.terminated[w.reachedLive ? 'resource_expired' : 'resource_expired_initial'].inc();
     w.drain('expired', errorEvent(new ResourceExpiredError(message)));
   }
@@ -368,10 +394,24 @@ export class WatchCache implements WatcherOwner {
       return;
     }
     this.index.remove(w);
-    this.stall?.onEnded(w);
+    this.policy.onEnded(w);
     this.metrics.terminated.resource_expired_initial.inc();
     const oldest = this.history.oldestServableRV() ?? this.rv + 1;
     w.abort('expired', errorEvent(ResourceExpiredError.tooOld(w.startPosition, oldest - 1)));
+  }
+
+  channelOverwritten(w: Watcher): void {
+    // The event its channel references has left the history: an honest 410, never wrong data.
+    const oldest = this.history.oldestServableRV() ?? this.rv + 1;
+    if (w.stopped) return;
+    if (w.accepting) {
+      this.index.remove(w);
+      this.policy.onEnded(w);
+      this.metrics.terminated[w.reachedLive ? 'resource_expired' : 'resource_expired_initial'].inc();
+    }
+    // Also while draining toward an expiry 410: the rest of the backlog follows a gap, so it is
+    // dropped and the 410 comes now. The client resumes from what it received; that is what aged out.
+    w.abort('expired', errorEvent(ResourceExpiredError.tooOld(w.receivedRV, oldest - 1)));
   }
 
   // ------------------------------------------------------------------ list / get
@@ -433,9 +473,14 @@ export class WatchCache implements WatcherOwner {
     return this.history.bounds();
   }
 
-  /** Test and simulator hook: the unsynced watchers and pass state (undefined in off mode). */
+  /** Test and simulator hook: alpha's unsynced watchers and pass state (undefined in off and beta). */
   get stallPolicy(): StallPolicy | undefined {
     return this.stall;
+  }
+
+  /** Test and benchmark hook: beta's main-thread side of the sync worker (undefined in off and alpha). */
+  get betaSync(): BetaSync | undefined {
+    return this.beta;
   }
 
   private checkRunning(): void {

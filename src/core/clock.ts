@@ -19,6 +19,8 @@ export interface Clock {
    * under a virtual clock (the simulator reports real main-thread cost).
    */
   workNow(): number;
+  /** A random number in [0, 1) (timer jitter); a virtual clock makes it reproducible. */
+  random(): number;
 }
 
 /** The real clock: performance.timeOrigin + performance.now(), and Node's timers (unref'd). */
@@ -36,5 +38,8 @@ export const realClock: Clock = {
   },
   workNow(): number {
     return performance.now();
+  },
+  random(): number {
+    return Math.random();
   },
 };

@@ -71,7 +71,7 @@ export class BookmarkScheduler {
 
   private arm(): void {
     if (this.timer !== undefined || this.scheduled === 0 || this.stopped) return;
-    this.timer = this.clock.setTimeout(() => this.tick(), 1000 + Math.random() * 250);
+    this.timer = this.clock.setTimeout(() => this.tick(), 1000 + this.clock.random() * 250);
   }
 
   private tick(): void {

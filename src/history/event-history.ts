@@ -123,6 +123,7 @@ export class EventHistory {
       this.start++;
       this.removedSinceList = true;
     }
+    event.index = this.end;
     this.buf[this.end % this.cap] = event;
     this.end++;
   }

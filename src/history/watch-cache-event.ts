@@ -24,6 +24,8 @@ export class WatchCacheEvent {
   /** Trigger index values of the new and previous object ('' when absent or no trigger index). */
   readonly triggerValue: string;
   readonly prevTriggerValue: string;
+  /** Absolute index in the history (set once when appended; -1 before). */
+  index = -1;
   #asIs: WatchEvent | undefined;
   #added: WatchEvent | undefined;
   #deleted: WatchEvent | undefined;
@@ -51,11 +53,11 @@ export class WatchCacheEvent {
   deliver(delivery: Delivery): WatchEvent {
     switch (delivery) {
       case Delivery.Added:
-        return (this.#added ??= new WatchEvent('ADDED', this.object, this.rv));
+        return (this.#added ??= new WatchEvent('ADDED', this.object, this.rv, this.index, Delivery.Added));
       case Delivery.Deleted:
-        return (this.#deleted ??= new WatchEvent('DELETED', withRV(this.prevObject ?? this.object, this.rv), this.rv));
+        return (this.#deleted ??= new WatchEvent('DELETED', withRV(this.prevObject ?? this.object, this.rv), this.rv, this.index, Delivery.Deleted));
       default:
-        return (this.#asIs ??= new WatchEvent(this.type, this.object, this.rv));
+        return (this.#asIs ??= new WatchEvent(this.type, this.object, this.rv, this.index, Delivery.AsIs));
     }
   }
 

@@ -39,9 +39,11 @@
  *     40  10     OFFSET            payload's first byte in the arena
  *     44  11     LENGTH            payload bytes (≥ 1)
  *
- * Arena (growable SAB): a circular FIFO of contiguous payloads. A payload that
- * does not fit before the end of the arena starts again at byte 0 (the tail
- * bytes are left unused for that lap).
+ * Arena (growable SAB, size a multiple of 8): a circular FIFO of contiguous
+ * payloads, each starting on a 4-byte boundary (readers copy by Int32 words).
+ * A payload that does not fit before the end of the arena starts again at
+ * byte 0 (the tail bytes are left unused for that lap). Address order of the
+ * held payloads, starting at the write position, is their age order.
  *
  * Absolute indices are monotonic safe integers that never wrap as numbers.
  * They and RVs live in Float64 words: never torn as observed, because every
@@ -75,14 +77,20 @@
  * - Readers get a copy: read() copies the payload into the caller's
  *   RingRecord.payload (reused; replaced by a larger buffer only when too
  *   small) and validates afterwards, so no torn or reused bytes ever escape.
+ * - Views over the growable buffers are fixed-length and re-made after a
+ *   grow (V8 11.3 / Node 20 accesses length-tracking views ~20× slower).
  * - Memory model: the writer stores slot/arena words with plain stores inside
- *   the seqlock (SEQ odd … SEQ even, both Atomics.store); a reader reads SEQ,
- *   the words and the bytes with plain loads, then SEQ and OLDEST again with
- *   Atomics.load. This relies on V8 treating Atomics as compiler barriers and
- *   on the hardware keeping loads in order (x86-64/TSO, which this project
- *   runs on); ECMAScript offers no standalone fence to do better, and any SAB
- *   byte ring in JS has the same assumption. Publication itself (PUBLISHED,
- *   CAPACITY, OLDEST) is by Atomics and is sound under the JS memory model.
+ *   the seqlock (SEQ odd … SEQ even, both Atomics.store); a reader reads SEQ
+ *   by Atomics.load, the words and the bytes with plain loads, then SEQ and
+ *   OLDEST again by Atomics.load. The publication direction (plain stores,
+ *   then an Atomics store; an Atomics load, then plain loads) is sound under
+ *   the JS memory model. The validation direction (plain loads that must not
+ *   move below the re-check's Atomics.load) relies on V8 treating Atomics as
+ *   compiler barriers and on x86-64 (TSO) keeping loads in order, which this
+ *   project runs on; ECMAScript has no standalone fence, so every SAB seqlock
+ *   or byte ring in JS carries that assumption. SEQ is a 32-bit counter: an
+ *   ABA would need a reader to stall through 2^31 rewrites of one slot, and
+ *   the ABS and OLDEST checks would still catch a reused slot.
  */
 import { Packr } from 'msgpackr';
 import { objectRV } from '../core/types.js';
@@ -255,8 +263,13 @@ const S_PREV_TRIGGER = 9;
 const S_OFFSET = 10;
 const S_LENGTH = 11;
 
-/** Arena offsets are Int32 words. */
-const ARENA_LIMIT = 0x7fffffff;
+/** Arena offsets are Int32 words; sizes are multiples of 8. */
+const ARENA_LIMIT = 0x7ffffff8;
+
+/** Payloads start on 4-byte boundaries, so readers copy them by Int32 words. */
+function align4(n: number): number {
+  return n + ((4 - (n & 3)) & 3);
+}
 
 function isPowerOfTwo(n: number): boolean {
   return Number.isInteger(n) && n >= 1 && (n & (n - 1)) === 0 && n <= 0x40000000;
@@ -311,7 +324,7 @@ export class HistoryRing {
     if (maxCapacity < capacity || maxCapacity % capacity !== 0 || !isPowerOfTwo(maxCapacity / capacity)) {
       throw new RangeError(`maxCapacity (${maxCapacity}) must be capacity (${capacity}) × 2^k`);
     }
-    const arenaBytes = options.arenaBytes ?? capacity * 1024;
+    const arenaBytes = Math.ceil((options.arenaBytes ?? capacity * 1024) / 8) * 8;
     checkPositiveInt('arenaBytes', arenaBytes);
     if (arenaBytes > ARENA_LIMIT) throw new RangeError(`arenaBytes must be ≤ ${ARENA_LIMIT}`);
     const wantMaxArena = Math.min(options.maxArenaBytes ?? Math.max(arenaBytes, maxCapacity * 2048), ARENA_LIMIT);
@@ -444,10 +457,10 @@ export class HistoryRing {
     // Index full: the slot we are about to write holds the oldest event.
     const oCap = next - this.oldest >= this.cap ? next - this.cap + 1 : this.oldest;
     let o = oCap;
-    let p = this.w;
+    let p = align4(this.w);
     for (;;) {
       o = oCap;
-      p = this.w;
+      p = align4(this.w);
       if (p + len > this.arenaSize) {
         // Wrap to byte 0: first every event still ahead of w (the older lap) goes ...
         while (o < next && this.offsetOf(o) >= this.w) o++;
@@ -671,7 +684,7 @@ export class HistoryRing {
       // e + w ≤ 2·old) and repoint its slots under their seqlocks.
       let first = this.oldest;
       while (first < this.next && this.offsetOf(first) >= w) first++;
-      const e = this.offsetOf(first - 1) + this.sI[((first - 1) % this.cap) * SLOT_I32 + S_LENGTH]!;
+      const e = align4(this.offsetOf(first - 1) + this.sI[((first - 1) % this.cap) * SLOT_I32 + S_LENGTH]!);
       this.arena.copyWithin(e, 0, w);
       for (let abs = first; abs < this.next; abs++) {
         const slot = abs % this.cap;
@@ -694,9 +707,6 @@ export class HistoryRing {
 // ---------------------------------------------------------------------------
 // Reader
 
-/** Payloads up to this size are copied with a loop (faster than a native call). */
-const SMALL_COPY = 64;
-
 /**
  * A reader: any thread, any number of them, built from a HistoryRingHandle
  * (structured-cloneable: send it with postMessage or workerData). One reader
@@ -715,7 +725,10 @@ export class HistoryRingReader {
   private sI: Int32Array;
   private sF: Float64Array;
   private arena: Uint8Array;
-  private arenaBuf: Buffer;
+  private arena32: Int32Array;
+  /** Int32 view of the last out.payload seen (re-made only when the caller's buffer changes). */
+  private dst32: Int32Array = new Int32Array(0);
+  private dst32Of: Uint8Array | null = null;
   private readonly unpackr = new Packr({ useRecords: false });
   private readonly scratch: RingRecord = createRingRecord();
 
@@ -738,7 +751,7 @@ export class HistoryRingReader {
     this.sI = new Int32Array(index, 0, index.byteLength >> 2);
     this.sF = new Float64Array(index, 0, index.byteLength >> 3);
     this.arena = new Uint8Array(arena, 0, arena.byteLength);
-    this.arenaBuf = Buffer.from(arena, 0, arena.byteLength);
+    this.arena32 = new Int32Array(arena, 0, arena.byteLength >> 2);
     this.loadHeader();
   }
 
@@ -899,7 +912,7 @@ export class HistoryRingReader {
   private refreshArenaViews(): void {
     const arena = this.handle.arena;
     this.arena = new Uint8Array(arena, 0, arena.byteLength);
-    this.arenaBuf = Buffer.from(arena, 0, arena.byteLength);
+    this.arena32 = new Int32Array(arena, 0, arena.byteLength >> 2);
   }
 
   private readInto(absIndex: number, out: RingRecord, withPayload: boolean): ReadStatus {
@@ -968,12 +981,23 @@ export class HistoryRingReader {
     }
     if (out.payload.length < len) out.payload = new Uint8Array(Math.max(len, out.payload.length * 2));
     const dst = out.payload;
-    if (len <= SMALL_COPY) {
-      const src = this.arena;
-      for (let i = 0; i < len; i++) dst[i] = src[off + i]!;
-    } else {
-      this.arenaBuf.copy(dst, 0, off, off + len);
+    const src = this.arena;
+    let i = 0;
+    // Word copy (payloads start 4-aligned). Plain JS loops: Buffer#copy and
+    // subarray() would allocate a view per read.
+    if ((dst.byteOffset & 3) === 0 && (off & 3) === 0) {
+      if (this.dst32Of !== dst) {
+        this.dst32 = new Int32Array(dst.buffer, dst.byteOffset, dst.length >> 2);
+        this.dst32Of = dst;
+      }
+      const d32 = this.dst32;
+      const s32 = this.arena32;
+      const words = len >> 2;
+      const o32 = off >> 2;
+      for (; i < words; i++) d32[i] = s32[o32 + i]!;
+      i = words << 2;
     }
+    for (; i < len; i++) dst[i] = src[off + i]!;
     return true;
   }
 }

@@ -26,8 +26,19 @@ export class VirtualClock implements Clock {
   private seq = 0;
   private heap: VTimer[] = [];
 
-  constructor(start = 1_700_000_000_000) {
+  private rnd: number;
+
+  constructor(start = 1_700_000_000_000, seed = 0x5eed) {
     this.t = start;
+    this.rnd = seed >>> 0;
+  }
+
+  /** Seeded (mulberry32): a run on a virtual clock is reproducible, jitter included. */
+  random(): number {
+    let t = (this.rnd = (this.rnd + 0x6d2b79f5) >>> 0);
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   }
 
   now(): number {
@@ -57,6 +68,20 @@ export class VirtualClock implements Clock {
   /** Timers not yet fired or cancelled. */
   get pending(): number {
     return this.heap.filter((t) => !t.cancelled).length;
+  }
+
+  /**
+   * The host thread is busy for `ms` (a modelled cost): time moves forward at
+   * once without firing anything; timers that fell due meanwhile fire late,
+   * in order, on the next `advance`. The simulator charges sync passes this way.
+   */
+  spend(ms: number): void {
+    if (ms > 0) this.t += ms;
+  }
+
+  /** Move time forward to `t` (no-op when already there or past it). */
+  advanceTo(t: number): Promise<void> {
+    return this.advance(Math.max(0, t - this.t));
   }
 
   /** Move time forward by `ms`, firing due timers in order, settling after each. */

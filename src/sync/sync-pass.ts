@@ -59,6 +59,10 @@ export interface PassMember {
 
 export interface PassCursor<E extends PassEvent> {
   next(): E | undefined;
+  /** Set when the cursor stopped because the history was overwritten under it (not its end). */
+  readonly interrupted?: boolean;
+  /** The RV its end stands for (the resync point when it was opened); default: the host's resync point. */
+  readonly endRV?: number;
 }
 
 /** What the host provides: history access, delivery, and the effects of a pass. */
@@ -187,7 +191,7 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
         if (scanBudget <= 0 || pushBudget <= 0) break;
         const ev = interval.next();
         if (ev === undefined) {
-          reachedEnd = true;
+          reachedEnd = interval.interrupted !== true;
           break;
         }
         scanBudget--;
@@ -227,9 +231,11 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
       }
       // A cohort that stopped exactly at the end of the history reached it too; past
       // the last event nothing is left up to the resync point, so the scan covers it.
+      // Only up to what this cursor covered: the resync point may have moved on since it was opened.
       const resyncPoint = host.resyncPoint();
+      const covered = Math.min(interval.endRV ?? resyncPoint, resyncPoint);
       if (!reachedEnd && lastScanned >= resyncPoint) reachedEnd = true;
-      if (reachedEnd && resyncPoint > lastScanned) lastScanned = resyncPoint;
+      if (reachedEnd && covered > lastScanned) lastScanned = covered;
       if (pushBudget <= 0) stats.pushBudgetSpent = true;
       for (const idx of members) {
         const m = candidates[idx]!;

@@ -16,6 +16,7 @@
 import type { Selection } from '../selection/selection.js';
 import type { WatchEvent } from '../wire/watch-event.js';
 import { EventQueue } from './event-queue.js';
+import { OVERWRITTEN, type WatcherChannel } from './watcher-channel.js';
 import type { InitialSource } from './initial-source.js';
 
 export type EndReason =
@@ -37,6 +38,8 @@ export interface WatcherOwner {
   watcherHasRoom(watcher: Watcher): void;
   /** The initial replay was overtaken by the history. */
   initialOvertaken(watcher: Watcher): void;
+  /** The channel referenced an event the history no longer holds (beta): the watcher must get its 410. */
+  channelOverwritten(watcher: Watcher): void;
 }
 
 const DONE: IteratorResult<WatchEvent> = Object.freeze({ done: true, value: undefined });
@@ -47,12 +50,14 @@ export interface WatcherInit {
   capacity: number;
   allowBookmarks: boolean;
   owner: WatcherOwner;
+  /** The channel (default: an EventQueue of `capacity`). */
+  channel?: WatcherChannel;
 }
 
 export class Watcher implements AsyncIterableIterator<WatchEvent> {
   readonly id: number;
   readonly selection: Selection;
-  readonly queue: EventQueue;
+  readonly queue: WatcherChannel;
   readonly allowBookmarks: boolean;
   private readonly owner: WatcherOwner;
 
@@ -80,8 +85,11 @@ export class Watcher implements AsyncIterableIterator<WatchEvent> {
   reachedLive = false;
   /** Set when the consumer emptied its channel; cleared when a pass serves it. */
   drainedSinceService = false;
+  /** RV of the last event the consumer took from the channel (0 before any). */
+  receivedRV = 0;
 
   private phase: WatcherPhase = 'pending';
+  private discardChannel = false;
   private initial: InitialSource | undefined;
   private terminal: WatchEvent | undefined;
   private waiter: ((result: IteratorResult<WatchEvent>) => void) | undefined;
@@ -90,7 +98,7 @@ export class Watcher implements AsyncIterableIterator<WatchEvent> {
   constructor(init: WatcherInit) {
     this.id = init.id;
     this.selection = init.selection;
-    this.queue = new EventQueue(init.capacity);
+    this.queue = init.channel ?? new EventQueue(init.capacity);
     this.allowBookmarks = init.allowBookmarks;
     this.owner = init.owner;
   }
@@ -159,6 +167,8 @@ export class Watcher implements AsyncIterableIterator<WatchEvent> {
   abort(reason: EndReason, terminal: WatchEvent): void {
     if (this.phase === 'stopped') return;
     this.queue.clear();
+    this.queue.cancel?.(); // another writer thread stops feeding it
+    this.discardChannel = true; // nothing pushed after this point is delivered
     this.initial = undefined;
     this.phase = 'draining';
     this.endReason = reason;
@@ -173,6 +183,7 @@ export class Watcher implements AsyncIterableIterator<WatchEvent> {
     this.phase = 'stopped';
     if (!wasDraining || this.endReason === undefined) this.endReason = reason;
     this.queue.clear();
+    this.queue.cancel?.();
     this.initial = undefined;
     this.terminal = undefined;
     const w = this.waiter;
@@ -214,11 +225,18 @@ export class Watcher implements AsyncIterableIterator<WatchEvent> {
       }
       if (ev !== undefined) return { done: false, value: ev };
       this.initial = undefined;
+      // After its initial events the client stands at the start position.
+      if (this.startPosition > this.receivedRV) this.receivedRV = this.startPosition;
     }
     const wasFull = this.queue.full;
-    const ev = this.queue.shift();
+    const ev = this.discardChannel ? undefined : this.queue.shift();
+    if (ev === OVERWRITTEN) {
+      this.owner.channelOverwritten(this);
+      return this.poll();
+    }
     if (ev !== undefined) {
       this.reachedLive = true;
+      this.receivedRV = ev.rv;
       if (this.queue.size === 0) this.drainedSinceService = true;
       if (wasFull) queueMicrotask(() => this.phase === 'active' && this.owner.watcherHasRoom(this));
       return { done: false, value: ev };
@@ -231,6 +249,11 @@ export class Watcher implements AsyncIterableIterator<WatchEvent> {
       return DONE;
     }
     return undefined;
+  }
+
+  /** Wake a waiting consumer (another thread pushed into its channel). */
+  notify(): void {
+    this.wake();
   }
 
   private wake(): void {

@@ -21,13 +21,19 @@ export class WatchEvent implements WatchEventLike {
   readonly object: KubeObject;
   /** The RV this event stands at in the watcher's stream (bookmarks: the bookmark RV). */
   readonly rv: number;
+  /** Absolute history index of the event it delivers (-1: not from the history, e.g. bookmarks). */
+  readonly ref: number;
+  /** How it delivers that history event (selection.ts Delivery: 1 as is, 2 ADDED, 3 DELETED; 0 none). */
+  readonly delivery: number;
   #jsonLine: Buffer | undefined;
   #msgpack: Uint8Array | undefined;
 
-  constructor(type: WatchEventType, object: KubeObject, rv: number) {
+  constructor(type: WatchEventType, object: KubeObject, rv: number, ref = -1, delivery = 0) {
     this.type = type;
     this.object = object;
     this.rv = rv;
+    this.ref = ref;
+    this.delivery = delivery;
   }
 
   /** `{"type":...,"object":...}\n`, encoded once and shared by every stream that sends it. */

@@ -1,0 +1,343 @@
+/**
+ * BetaSync: `beta` mode on the main thread (KEP-6268 "Target design").
+ *
+ * The main thread ingests and runs live dispatch over the synced set only.
+ * 1. Every event appended to the history is also encoded once with msgpackr
+ *    into the SharedArrayBuffer history ring (same absolute index) and
+ *    published with Atomics; the control block carries the last dispatched
+ *    RV and the oldest servable RV.
+ * 2. A failed live push marks the watcher unsynced at X - 1, removes it from
+ *    the live index (separate sets), hands its shared channel to the sync
+ *    worker and sends one `adopt` message. A watch that starts at an old RV
+ *    is adopted the same way (one resync path).
+ * 3. The worker serves it off the main thread. When it is within the hand-off
+ *    distance of the last dispatched RV, the worker hands it back; the main
+ *    thread delivers those last few events and marks it synced. The resync
+ *    point is the last dispatched RV, so the live path never skips an event.
+ * 4. An expired watcher comes back with its position and the oldest RV; the
+ *    main thread drains its backlog and sends the 410.
+ */
+import { Worker } from 'node:worker_threads';
+import type { Clock } from '../core/clock.js';
+import type { IndexerFunc, KubeObject } from '../core/types.js';
+import type { FullChannelPolicy } from '../dispatch/full-channel-policy.js';
+import type { EventHistory } from '../history/event-history.js';
+import type { WatchCacheEvent } from '../history/watch-cache-event.js';
+import type { CacheMetrics } from '../metrics/cache-metrics.js';
+import { eventTypeCode, HistoryRing } from '../ring/history-ring.js';
+import { hash32, hashOptional } from '../ring/hash32.js';
+import { WriterOwner } from '../ring/spsc-channel.js';
+import { Delivery } from '../selection/selection.js';
+import type { PassOptions } from '../sync/pass-options.js';
+import type { StallHooks } from '../sync/stall-policy.js';
+import type { Watcher } from '../watch/watcher.js';
+import { msgpack, type WatchEvent } from '../wire/watch-event.js';
+import { ControlBlock } from './control-block.js';
+import { SharedWatcherChannel } from './shared-watcher-channel.js';
+import type { MainToWorker, WorkerToMain } from './sync-messages.js';
+import type { RingPayload } from './worker-pass-host.js';
+import { SyncWorkerEndpoint } from './sync-worker-endpoint.js';
+
+/** Where the sync worker runs: a worker thread (production) or in-process on the engine's clock (simulation). */
+export type SyncWorkerPlacement = 'thread' | 'in-process';
+
+export interface BetaSyncInit {
+  clock: Clock;
+  placement: SyncWorkerPlacement;
+  pass: PassOptions;
+  history: EventHistory;
+  metrics: CacheMetrics;
+  hooks: StallHooks;
+  indexers: Record<string, IndexerFunc>;
+  triggerField: string | undefined;
+  lastDispatchedRV: () => number;
+}
+
+/** Worker-side accounting the main thread receives once per pass. */
+export interface BetaWorkerStats {
+  passes: number;
+  pushes: number;
+  scanned: number;
+  workMs: number;
+}
+
+export class BetaSync implements FullChannelPolicy {
+  /** Watchers the sync worker owns (main thread's view). */
+  readonly unsynced = new Map<number, Watcher>();
+  readonly workerStats: BetaWorkerStats = { passes: 0, pushes: 0, scanned: 0, workMs: 0 };
+  private readonly history: EventHistory;
+  private readonly metrics: CacheMetrics;
+  private readonly hooks: StallHooks;
+  private readonly indexers: Record<string, IndexerFunc>;
+  private readonly indexerFields: string[];
+  private readonly lastDispatched: () => number;
+  private readonly ring: HistoryRing;
+  private readonly control = new ControlBlock();
+  private readonly worker: Worker | undefined;
+  private readonly inProcess: SyncWorkerEndpoint | undefined;
+  private readonly clock: Clock;
+  /** Watchers whose channel and selection the worker has (first adopt sends them). */
+  private readonly introduced = new Set<number>();
+  private readonly lowerBound: number;
+  private closed = false;
+  /** Set when the ring could not mirror the history: the worker can no longer serve anyone. */
+  private desynced = false;
+  /** Called when the worker reports an internal error (tests assert it never happens). */
+  onWorkerError: ((message: string) => void) | undefined;
+
+  constructor(init: BetaSyncInit) {
+    this.history = init.history;
+    this.metrics = init.metrics;
+    this.hooks = init.hooks;
+    this.indexers = init.indexers;
+    this.indexerFields = Object.keys(init.indexers);
+    this.lastDispatched = init.lastDispatchedRV;
+    this.lowerBound = init.history.lowerBound;
+    let maxCapacity = this.lowerBound;
+    while (maxCapacity < init.history.upperBound) maxCapacity *= 2;
+    this.ring = new HistoryRing({ capacity: this.lowerBound, maxCapacity, arenaBytes: Math.max(64 * 1024, this.lowerBound * 2048) });
+    this.clock = init.clock;
+    if (init.placement === 'thread') {
+      this.inProcess = undefined;
+      this.worker = new Worker(new URL('../../workers/sync-worker.js', import.meta.url));
+      this.worker.unref();
+      this.worker.on('message', (msg: WorkerToMain) => this.onWorkerMessage(msg));
+      this.worker.on('error', (err) => this.onWorkerMessage({ op: 'error', message: err.stack ?? err.message }));
+    } else {
+      // Same endpoint code, messages delivered asynchronously on the engine's clock.
+      this.worker = undefined;
+      this.inProcess = new SyncWorkerEndpoint((msg) => this.clock.setTimeout(() => this.onWorkerMessage(msg), 0), init.clock);
+    }
+    this.post({ op: 'init', ring: this.ring.handle, control: this.control.buffer, pass: init.pass, indexerFields: this.indexerFields, triggerField: init.triggerField });
+  }
+
+  /** A channel for a new beta watcher: shared memory, so the worker can write it while it is unsynced. */
+  channelFor(capacity: number): SharedWatcherChannel {
+    return new SharedWatcherChannel(capacity, this.history);
+  }
+
+  /** Step 1: mirror an appended history event into the ring (encoded once), then publish. */
+  appended(event: WatchCacheEvent): void {
+    if (this.desynced) return;
+    this.syncCapacity();
+    const payload: RingPayload = { type: event.type, object: event.object };
+    if (event.prevObject !== undefined) payload.prevObject = event.prevObject;
+    if (this.indexerFields.length > 0) {
+      payload.iv = indexValues(this.indexers, event.object);
+      if (event.prevObject !== undefined) payload.piv = indexValues(this.indexers, event.prevObject);
+    }
+    const bytes = msgpack.pack(payload);
+    this.metrics.encoded('msgpack');
+    try {
+      const abs = this.ring.append(
+        {
+          rv: event.rv,
+          type: eventTypeCode(event.type),
+          nsHash: hash32(event.namespace),
+          nameHash: hash32(event.name),
+          triggerHash: hashOptional(event.triggerValue === '' ? undefined : event.triggerValue),
+          prevTriggerHash: hashOptional(event.prevTriggerValue === '' ? undefined : event.prevTriggerValue),
+        },
+        bytes,
+      );
+      if (abs !== event.index) throw new Error(`ring index ${abs} != history index ${event.index}`);
+    } catch (err) {
+      // The ring can no longer mirror the history: nobody unsynced can be served. End them honestly.
+      this.desynced = true;
+      this.onWorkerError?.(`history ring desynchronized: ${(err as Error).message}`);
+      for (const w of [...this.unsynced.values()]) this.hooks.expire(w, this.history.oldestServableRV() ?? event.rv);
+      return;
+    }
+    this.ring.publish();
+    if (this.inProcess !== undefined) {
+      const endpoint = this.inProcess;
+      this.clock.setTimeout(() => endpoint.published(), 0);
+    }
+  }
+
+  /** A relist: the ring restarts after listRV; every watcher the worker held is ended by the cache. */
+  reset(listRV: number): void {
+    this.post({ op: 'reset' });
+    for (const w of this.unsynced.values()) (w.queue as SharedWatcherChannel).spsc.handOff(WriterOwner.SYNC_WORKER, WriterOwner.MAIN);
+    this.unsynced.clear();
+    this.metrics.stalledWatchers.set(0);
+    if (!this.desynced && listRV >= this.ring.lastRV) this.ring.clear(listRV);
+    this.publishControl();
+  }
+
+  // ---- FullChannelPolicy (live path) ----
+
+  onFull(watcher: Watcher, _delivered: WatchEvent, event: WatchCacheEvent): void {
+    // Invariant 1 (position): a failed push of X leaves the position at X - 1 at most (never lower);
+    // X is in the history and in the ring, so the worker re-offers it.
+    if (event.rv - 1 > watcher.position) watcher.position = event.rv - 1;
+    this.metrics.stalls.inc();
+    this.adopt(watcher);
+  }
+
+  afterEvent(): boolean {
+    return false; // never waits
+  }
+
+  onRoom(): void {}
+
+  onEnded(watcher: Watcher): void {
+    if (this.unsynced.delete(watcher.id)) this.metrics.stalledWatchers.set(this.unsynced.size);
+    if (this.introduced.delete(watcher.id)) this.post({ op: 'forget', id: watcher.id });
+  }
+
+  afterDispatch(): void {
+    this.publishControl();
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.post({ op: 'stop' });
+    if (this.worker !== undefined) void this.worker.terminate();
+    this.unsynced.clear();
+    this.metrics.stalledWatchers.set(0);
+  }
+
+  /**
+   * Hand `watcher` to the sync worker at its position: a stall, or (one resync
+   * path) a watch that starts at an old RV.
+   */
+  adopt(watcher: Watcher): void {
+    if (this.closed || !watcher.accepting) return;
+    if (this.desynced) {
+      this.hooks.expire(watcher, this.history.oldestServableRV() ?? watcher.position + 1);
+      return;
+    }
+    const channel = watcher.queue as SharedWatcherChannel;
+    if (!watcher.unsynced) {
+      watcher.unsynced = true;
+      watcher.newUnsynced = true;
+      watcher.passPushes = 0;
+      this.hooks.unsynced(watcher); // separate sets: out of the live index
+    }
+    this.unsynced.set(watcher.id, watcher);
+    this.metrics.stalledWatchers.set(this.unsynced.size);
+    // Single writer: the main thread stops pushing before the worker may start.
+    channel.spsc.handOff(WriterOwner.MAIN, WriterOwner.SYNC_WORKER);
+    const first = !this.introduced.has(watcher.id);
+    this.introduced.add(watcher.id);
+    const s = watcher.selection;
+    this.post({
+      op: 'adopt',
+      id: watcher.id,
+      position: watcher.position,
+      capacity: watcher.capacity,
+      reachedLive: watcher.reachedLive,
+      ...(first
+        ? {
+            channel: channel.spsc.handle,
+            selection: { namespace: s.namespace, name: s.name, labelSelector: s.labels.toString(), fieldSelector: s.fields.toString() },
+          }
+        : {}),
+    });
+  }
+
+  private publishControl(): void {
+    let oldest = this.history.oldestServableRV();
+    // The worker reads the ring: never claim an RV the ring has already dropped.
+    const ringOldest = this.ring.floorRV + 1;
+    if (oldest !== undefined && ringOldest > oldest) oldest = ringOldest;
+    this.control.publish(this.lastDispatched(), oldest);
+  }
+
+  private syncCapacity(): void {
+    let want = this.lowerBound;
+    while (want < this.history.capacity) want *= 2;
+    if (want !== this.ring.capacity && want <= this.ring.maxCapacity) this.ring.setCapacity(want);
+  }
+
+  private onWorkerMessage(msg: WorkerToMain): void {
+    if (this.closed) return;
+    switch (msg.op) {
+      case 'pushed':
+        this.workerStats.passes = msg.passes;
+        this.workerStats.workMs = msg.workMs;
+        this.workerStats.pushes = msg.pushes;
+        this.workerStats.scanned = msg.scanned;
+        this.metrics.deferredEvents.inc(Math.max(0, msg.pushes - this.reportedPushes));
+        this.reportedPushes = msg.pushes;
+        for (const id of msg.ids) this.unsynced.get(id)?.notify();
+        break;
+      case 'handback':
+        this.handBack(msg.id, msg.position, msg.passPushes);
+        break;
+      case 'expire': {
+        const w = this.unsynced.get(msg.id);
+        if (w === undefined) return;
+        this.unsynced.delete(msg.id);
+        this.metrics.stalledWatchers.set(this.unsynced.size);
+        w.position = Math.max(w.position, msg.position);
+        w.notify();
+        this.hooks.expire(w, msg.oldest);
+        break;
+      }
+      case 'error':
+        this.onWorkerError?.(msg.message);
+        break;
+    }
+  }
+
+  private reportedPushes = 0;
+
+  private post(msg: MainToWorker): void {
+    if (this.closed && msg.op !== 'stop') return;
+    if (this.worker !== undefined) this.worker.postMessage(msg);
+    else {
+      const endpoint = this.inProcess!;
+      this.clock.setTimeout(() => endpoint.handle(msg), 0);
+    }
+  }
+
+  /** Step 3: deliver the last few events on the main thread, then the watcher is synced. */
+  private handBack(id: number, position: number, passPushes: number): void {
+    const w = this.unsynced.get(id);
+    if (w === undefined) return;
+    this.unsynced.delete(id);
+    this.metrics.stalledWatchers.set(this.unsynced.size);
+    if (position > w.position) w.position = position;
+    w.passPushes = passPushes;
+    w.notify();
+    if (!w.accepting) return;
+    if (this.history.isTooOld(w.position)) {
+      this.hooks.expire(w, this.history.oldestServableRV() ?? w.position + 1);
+      return;
+    }
+    const h = this.history;
+    for (let i = h.indexAfter(w.position); i < h.endIndex; i++) {
+      const ev = h.at(i);
+      if (ev.rv > this.lastDispatched()) break;
+      const d = w.selection.classify(ev);
+      if (d === Delivery.None) continue;
+      if (!w.push(ev.deliver(d))) {
+        if (ev.rv - 1 > w.position) w.position = ev.rv - 1;
+        this.adopt(w); // still behind: back to the worker (the same unsynced episode)
+        return;
+      }
+      w.position = ev.rv;
+      w.passPushes++;
+      this.metrics.deferredEvents.inc();
+    }
+    // Resync at the last dispatched RV: the live path continues right after it, nothing to skip.
+    const last = this.lastDispatched();
+    if (last > w.position) w.position = last;
+    w.unsynced = false;
+    this.hooks.resynced(w);
+    this.metrics.catchupRounds.inc();
+    this.metrics.catchupEvents.observe(w.passPushes);
+  }
+}
+
+function indexValues(indexers: Record<string, IndexerFunc>, object: KubeObject): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [field, fn] of Object.entries(indexers)) {
+    const v = fn(object);
+    if (v !== undefined) out[field] = v;
+  }
+  return out;
+}

@@ -1,0 +1,35 @@
+/**
+ * The messages between the main thread and the sync worker. None is sent per
+ * event: adopt / hand back / expire are per watcher episode, `pushed` is one
+ * batch per pass (so the main thread wakes consumers the worker fed).
+ */
+import type { HistoryRingHandle } from '../ring/history-ring.js';
+import type { SpscChannelHandle } from '../ring/spsc-channel.js';
+import type { PassOptions } from '../sync/pass-options.js';
+
+/** What the worker needs to rebuild a watcher's selection (indexer functions cannot cross threads). */
+export interface SelectionSpec {
+  namespace: string;
+  name: string;
+  labelSelector: string;
+  fieldSelector: string;
+}
+
+export type MainToWorker =
+  | { op: 'init'; ring: HistoryRingHandle; control: SharedArrayBuffer; pass: PassOptions; indexerFields: string[]; triggerField: string | undefined }
+  /** The watcher went unsynced at `position`: the worker owns its channel now. `channel`/`selection` only the first time. */
+  | { op: 'adopt'; id: number; position: number; capacity: number; reachedLive: boolean; channel?: SpscChannelHandle; selection?: SelectionSpec }
+  /** Forget the watcher (stopped or ended on the main thread). */
+  | { op: 'forget'; id: number }
+  /** A relist: every member is gone (the main thread ends them). */
+  | { op: 'reset' }
+  | { op: 'stop' };
+
+export type WorkerToMain =
+  /** The watcher is within the hand-off distance of the last dispatched RV: the main thread owns its channel again. */
+  | { op: 'handback'; id: number; position: number; passPushes: number }
+  /** The watcher's position aged out of the history; the main thread owns its channel again. */
+  | { op: 'expire'; id: number; position: number; oldest: number }
+  /** Watchers the last pass pushed into (wake their consumers), and pass accounting. */
+  | { op: 'pushed'; ids: number[]; pushes: number; scanned: number; workMs: number; passes: number }
+  | { op: 'error'; message: string };

@@ -1,0 +1,256 @@
+/**
+ * WorkerPassHost: the sync worker's side of beta. It owns the unsynced set
+ * and runs the same SyncPass as alpha (one implementation, two hosts), but
+ * against the SharedArrayBuffer history ring and pushing straight into the
+ * members' shared channels. Nothing it does costs the main thread per
+ * unsynced watcher or per event.
+ *
+ * Per scanned event: the payload (encoded once with msgpackr on the main
+ * thread) is decoded once per pass into a WatchCacheEvent and classified
+ * with each member's registration-time Selection (invariant 4); indexer
+ * values travel in the payload because functions cannot cross threads.
+ *
+ * Hand-off: a member that accepted everything and is within
+ * `handOffDistance` events of the last dispatched RV (the beta resync point)
+ * is handed back; the main thread delivers those last few events and marks
+ * it synced. Expired members are handed back with their 410.
+ */
+import { Unpackr } from 'msgpackr';
+import type { ChangeType, IndexerFunc, KubeObject } from '../core/types.js';
+import { realClock, type Clock } from '../core/clock.js';
+import { WatchCacheEvent } from '../history/watch-cache-event.js';
+import { HistoryRingReader, ReadStatus, TOO_OLD, createRingRecord, type HistoryRingHandle } from '../ring/history-ring.js';
+import { SpscChannel, WriterOwner, type SpscChannelHandle, type Variant } from '../ring/spsc-channel.js';
+import { Delivery, Selection } from '../selection/selection.js';
+import type { PassOptions } from '../sync/pass-options.js';
+import { PassScheduler } from '../sync/pass-scheduler.js';
+import { Offer, SyncPass, type PassCursor, type PassHost, type PassMember, type PassStats } from '../sync/sync-pass.js';
+import { ControlBlock, type ControlSnapshot } from './control-block.js';
+import type { SelectionSpec, WorkerToMain } from './sync-messages.js';
+import { VARIANT_ADDED, VARIANT_AS_IS, VARIANT_DELETED } from './shared-watcher-channel.js';
+
+/** The payload the main thread encodes once per event. */
+export interface RingPayload {
+  type: ChangeType;
+  object: KubeObject;
+  prevObject?: KubeObject;
+  /** Indexer values of the object and of the previous object. */
+  iv?: Record<string, string>;
+  piv?: Record<string, string>;
+}
+
+export class WorkerMember implements PassMember {
+  readonly id: number;
+  readonly channel: SpscChannel;
+  readonly selection: Selection;
+  position: number;
+  unsynced = true;
+  passPushes = 0;
+  newUnsynced = true;
+  drainedSinceService = false;
+  reachedLive: boolean;
+  removed = false;
+
+  constructor(id: number, channel: SpscChannel, selection: Selection, position: number, reachedLive: boolean) {
+    this.id = id;
+    this.channel = channel;
+    this.selection = selection;
+    this.position = position;
+    this.reachedLive = reachedLive;
+  }
+  get capacity(): number {
+    return this.channel.capacity;
+  }
+  get free(): number {
+    return this.channel.free;
+  }
+  get accepting(): boolean {
+    return !this.removed && !this.channel.cancelled;
+  }
+}
+
+class RingCursor implements PassCursor<WatchCacheEvent> {
+  interrupted = false;
+  readonly endRV: number;
+  private i: number;
+  private readonly end: number;
+  private readonly host: WorkerPassHost;
+  constructor(host: WorkerPassHost, start: number, end: number, endRV: number) {
+    this.host = host;
+    this.i = start;
+    this.end = end;
+    this.endRV = endRV;
+  }
+  next(): WatchCacheEvent | undefined {
+    if (this.interrupted || this.i >= this.end) return undefined;
+    const ev = this.host.eventAt(this.i);
+    if (ev === undefined) {
+      this.interrupted = true; // overwritten under us: not the end of the history
+      return undefined;
+    }
+    this.i++;
+    return ev;
+  }
+}
+
+export class WorkerPassHost implements PassHost<WatchCacheEvent, WorkerMember> {
+  readonly members = new Map<number, WorkerMember>();
+  readonly scheduler: PassScheduler;
+  private readonly pass: SyncPass<WatchCacheEvent, WorkerMember>;
+  private readonly reader: HistoryRingReader;
+  private readonly control: ControlBlock;
+  private readonly snap: ControlSnapshot = { lastDispatchedRV: 0, oldestServableRV: undefined };
+  private readonly record = createRingRecord(4096);
+  private readonly unpackr = new Unpackr({ useRecords: false });
+  private readonly indexers: Record<string, IndexerFunc>;
+  private readonly triggerField: string | undefined;
+  private readonly values = new WeakMap<KubeObject, Record<string, string>>();
+  private readonly decoded = new Map<number, WatchCacheEvent>();
+  private readonly pushedTo = new Set<number>();
+  private readonly options: PassOptions;
+  private readonly clock: Clock;
+  private readonly send: (msg: WorkerToMain) => void;
+  private pushes = 0;
+  private scanned = 0;
+
+  constructor(ring: HistoryRingHandle, control: SharedArrayBuffer, options: PassOptions, indexerFields: string[], triggerField: string | undefined, send: (msg: WorkerToMain) => void, clock: Clock = realClock) {
+    this.reader = new HistoryRingReader(ring);
+    this.control = new ControlBlock(control);
+    this.options = options;
+    this.clock = clock;
+    this.send = send;
+    this.triggerField = triggerField;
+    this.indexers = {};
+    for (const f of indexerFields) this.indexers[f] = (o: KubeObject) => this.values.get(o)?.[f];
+    this.pass = new SyncPass(options, this);
+    this.scheduler = new PassScheduler(clock, options, {
+      hasWork: () => this.members.size > 0,
+      runPass: (done) => this.pass.run(this.members.values(), (stats) => this.afterPass(stats, done)),
+      observeDuration: () => {},
+    });
+  }
+
+  adopt(id: number, position: number, reachedLive: boolean, channel: SpscChannelHandle | undefined, spec: SelectionSpec | undefined, known: Map<number, { channel: SpscChannel; selection: Selection }>): void {
+    let entry = known.get(id);
+    if (entry === undefined) {
+      if (channel === undefined || spec === undefined) throw new Error(`adopt of unknown watcher ${id} without its channel`);
+      entry = { channel: new SpscChannel(channel), selection: new Selection(spec, this.indexers, this.triggerField) };
+      known.set(id, entry);
+    }
+    const m = new WorkerMember(id, entry.channel, entry.selection, position, reachedLive);
+    this.members.set(id, m);
+    this.scheduler.onStall();
+  }
+
+  forget(id: number): void {
+    const m = this.members.get(id);
+    if (m === undefined) return;
+    m.removed = true;
+    this.members.delete(id);
+  }
+
+  reset(): void {
+    for (const m of this.members.values()) m.removed = true;
+    this.members.clear();
+  }
+
+  /** New events were published (the worker's Atomics wake-up). */
+  published(): void {
+    this.scheduler.afterDispatch();
+  }
+
+  // ---- PassHost ----
+
+  oldestServableRV(): number | undefined {
+    return this.control.read(this.snap).oldestServableRV;
+  }
+
+  resyncPoint(): number {
+    return this.control.read(this.snap).lastDispatchedRV;
+  }
+
+  open(afterRV: number): RingCursor {
+    const start = this.reader.indexAfterRV(afterRV);
+    const last = this.resyncPoint();
+    const endIdx = this.reader.indexAfterRV(last); // events up to the last dispatched RV only
+    if (start === TOO_OLD || endIdx === TOO_OLD) {
+      const c = new RingCursor(this, 0, 0, last);
+      c.interrupted = true;
+      return c;
+    }
+    return new RingCursor(this, start, endIdx, last);
+  }
+
+  offer(m: WorkerMember, ev: WatchCacheEvent): Offer {
+    const d = m.selection.classify(ev);
+    if (d === Delivery.None) return Offer.NotSelected;
+    const variant = d === Delivery.Added ? VARIANT_ADDED : d === Delivery.Deleted ? VARIANT_DELETED : VARIANT_AS_IS;
+    if (!m.channel.tryPush(ev.index, variant as Variant)) return Offer.Full;
+    this.pushedTo.add(m.id);
+    this.pushes++;
+    return Offer.Pushed;
+  }
+
+  expire(m: WorkerMember, oldest: number): void {
+    this.release(m);
+    this.send({ op: 'expire', id: m.id, position: m.position, oldest });
+  }
+
+  resync(m: WorkerMember): void {
+    this.handBack(m);
+  }
+
+  drop(m: WorkerMember): void {
+    this.forget(m.id);
+  }
+
+  defer(fn: () => void): void {
+    this.clock.setTimeout(fn, 0);
+  }
+
+  /** The decoded event at ring index `abs` (cached for the pass), undefined if overwritten. */
+  eventAt(abs: number): WatchCacheEvent | undefined {
+    const cached = this.decoded.get(abs);
+    if (cached !== undefined) return cached;
+    if (this.reader.read(abs, this.record) !== ReadStatus.OK) return undefined;
+    const p = this.unpackr.unpack(this.record.payload.subarray(0, this.record.length)) as RingPayload;
+    if (p.iv !== undefined) this.values.set(p.object, p.iv);
+    if (p.prevObject !== undefined && p.piv !== undefined) this.values.set(p.prevObject, p.piv);
+    const trigger = this.triggerField === undefined ? undefined : this.indexers[this.triggerField];
+    const ev = new WatchCacheEvent(p.type, p.object, p.prevObject, this.record.rv, 0, trigger);
+    ev.index = abs;
+    this.scanned++;
+    this.decoded.set(abs, ev);
+    return ev;
+  }
+
+  private afterPass(stats: PassStats, done: (stats: PassStats) => void): void {
+    this.decoded.clear();
+    // Hand back every member within the hand-off distance of the last dispatched RV.
+    const last = this.resyncPoint();
+    const endIdx = this.reader.indexAfterRV(last);
+    for (const m of [...this.members.values()]) {
+      if (!m.accepting) continue;
+      const from = this.reader.indexAfterRV(m.position);
+      if (from === TOO_OLD || endIdx === TOO_OLD) continue;
+      const remaining = endIdx - from;
+      // Hand back only when the last few events fit in its channel, else it would bounce straight back.
+      if (remaining <= this.options.handOffDistance && m.free >= Math.min(remaining, m.capacity) && m.free > 0) this.handBack(m);
+    }
+    this.send({ op: 'pushed', ids: [...this.pushedTo], pushes: this.pushes, scanned: this.scanned, workMs: this.scheduler.workMs, passes: this.scheduler.passes });
+    this.pushedTo.clear();
+    done(stats);
+  }
+
+  private handBack(m: WorkerMember): void {
+    this.release(m);
+    this.send({ op: 'handback', id: m.id, position: m.position, passPushes: m.passPushes });
+  }
+
+  /** Give the channel back to the main thread (it is the only writer from now on). */
+  private release(m: WorkerMember): void {
+    this.members.delete(m.id);
+    m.removed = true;
+    m.channel.handOff(WriterOwner.SYNC_WORKER, WriterOwner.MAIN);
+  }
+}

@@ -1,0 +1,28 @@
+/**
+ * WatcherChannel: a watcher's bounded input channel, as the dispatcher, the
+ * sync pass and the consumer see it. Two implementations:
+ *  - EventQueue (src/watch/event-queue.ts): a JS ring of shared WatchEvents
+ *    (off and alpha);
+ *  - SharedWatcherChannel (src/beta/shared-watcher-channel.ts): references
+ *    into the history in a SharedArrayBuffer, written by the main thread
+ *    while the watcher is synced and by the sync worker while it is not (beta).
+ */
+import type { WatchEvent } from '../wire/watch-event.js';
+
+/** shift()'s answer when the referenced event already left the history (the watcher gets its 410). */
+export const OVERWRITTEN: unique symbol = Symbol('overwritten');
+
+export interface WatcherChannel {
+  readonly capacity: number;
+  readonly size: number;
+  readonly free: number;
+  readonly full: boolean;
+  /** Non-blocking add; false when full. */
+  push(event: WatchEvent): boolean;
+  /** The oldest event, undefined when empty, OVERWRITTEN when it can no longer be read. */
+  shift(): WatchEvent | undefined | typeof OVERWRITTEN;
+  /** Drop everything queued. */
+  clear(): void;
+  /** The consumer is gone for good (lets another writer thread stop). */
+  cancel?(): void;
+}
