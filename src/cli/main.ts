@@ -1,0 +1,70 @@
+#!/usr/bin/env node
+/**
+ * The `watchcache` command: dispatches to a subcommand. Usage mistakes exit
+ * 2, runtime failures exit 1, a clean SIGTERM/SIGINT shutdown exits 0.
+ */
+import { parseServeArgs } from './serve-command.js';
+import { ServeRuntime } from './serve-runtime.js';
+import { MAIN_USAGE, SERVE_USAGE } from './usage.js';
+import { UsageError } from './usage-error.js';
+
+const io = { out: (l: string) => process.stdout.write(l + '\n'), err: (l: string) => process.stderr.write(l + '\n') };
+
+async function serve(args: string[]): Promise<number | undefined> {
+  const config = parseServeArgs(args);
+  if (config === undefined) {
+    process.stdout.write(SERVE_USAGE);
+    return 0;
+  }
+  const runtime = new ServeRuntime(config, io);
+  const onSignal = (signal: NodeJS.Signals): void => {
+    runtime.stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        io.err(`watchcache: error during ${signal} shutdown: ${(err as Error).message}`);
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+  await runtime.start();
+  return undefined; // keep running until a signal
+}
+
+async function main(argv: string[]): Promise<number | undefined> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'serve':
+      return serve(rest);
+    case 'bench':
+    case 'simulate':
+      io.err(`watchcache ${command}: not available yet`);
+      return 2;
+    case '-h':
+    case '--help':
+    case 'help':
+      process.stdout.write(MAIN_USAGE);
+      return 0;
+    case undefined:
+      process.stderr.write(MAIN_USAGE);
+      return 2;
+    default:
+      throw new UsageError(`unknown command "${command}"`);
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code !== undefined) process.exitCode = code;
+  },
+  (err: unknown) => {
+    if (err instanceof UsageError) {
+      io.err(`watchcache: ${err.message}`);
+      io.err(`Run 'watchcache --help' or 'watchcache serve --help' for usage.`);
+      process.exit(err.exitCode);
+    }
+    io.err(`watchcache: ${(err as Error).message ?? String(err)}`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,123 @@
+/**
+ * `watchcache serve`: flag parsing and validation (node:util parseArgs,
+ * strict). Any mistake is a UsageError (exit 2) with a message naming the
+ * flag; `run` hands a valid ServeConfig to the runtime.
+ */
+import { parseArgs } from 'node:util';
+import { MODES, type Mode } from '../cache/cache-options.js';
+import { resolveResource } from '../server/resources.js';
+import { DEFAULT_MAX_WATCHES } from '../server/watch-registry.js';
+import { UsageError } from './usage-error.js';
+
+export type StoreKind = 'memory' | 'etcd';
+
+export interface ServeConfig {
+  host: string;
+  port: number;
+  mode: Mode;
+  store: StoreKind;
+  etcd: string;
+  resources: string[];
+  token: string | undefined;
+  channelCapacity: number | undefined;
+  historyUpperBound: number | undefined;
+  bookmarkFrequencyMs: number | undefined;
+  tlsCert: string | undefined;
+  tlsKey: string | undefined;
+  maxWatches: number;
+}
+
+const OPTIONS = {
+  host: { type: 'string' },
+  port: { type: 'string' },
+  mode: { type: 'string' },
+  store: { type: 'string' },
+  etcd: { type: 'string' },
+  resources: { type: 'string' },
+  token: { type: 'string' },
+  'channel-capacity': { type: 'string' },
+  'history-upper-bound': { type: 'string' },
+  'bookmark-frequency-ms': { type: 'string' },
+  'tls-cert': { type: 'string' },
+  'tls-key': { type: 'string' },
+  'max-watches': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+function integer(flag: string, value: string | undefined, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+    throw new UsageError(`--${flag} must be an integer between ${min} and ${max}, got "${value}"`);
+  }
+  return Number(value);
+}
+
+function nonEmpty(flag: string, value: string | undefined): string | undefined {
+  if (value !== undefined && value.trim() === '') throw new UsageError(`--${flag} must not be empty`);
+  return value;
+}
+
+function parseResources(value: string | undefined): string[] {
+  const names = (value ?? 'pods').split(',').map((s) => s.trim());
+  if (names.some((n) => n === '')) throw new UsageError(`--resources must be a comma-separated list of resource names, got "${value}"`);
+  const seen = new Set<string>();
+  for (const n of names) {
+    try {
+      resolveResource(n);
+    } catch (err) {
+      throw new UsageError(`--resources: ${(err as Error).message}`);
+    }
+    if (seen.has(n)) throw new UsageError(`--resources lists "${n}" twice`);
+    seen.add(n);
+  }
+  return names;
+}
+
+function parseEtcdUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UsageError(`--etcd must be a URL such as http://127.0.0.1:2379, got "${value}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`--etcd must be an http:// or https:// URL, got "${value}"`);
+  return value;
+}
+
+function parse(args: readonly string[]) {
+  return parseArgs({ args: [...args], options: OPTIONS, strict: true, allowPositionals: false });
+}
+
+/** Parse `serve` arguments; undefined means --help was asked. Throws UsageError. */
+export function parseServeArgs(args: readonly string[]): ServeConfig | undefined {
+  let values: ReturnType<typeof parse>['values'];
+  try {
+    values = parse(args).values;
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  if (values.help === true) return undefined;
+  const mode = values.mode ?? 'beta';
+  if (!(MODES as readonly string[]).includes(mode)) throw new UsageError(`--mode must be one of ${MODES.join(', ')}, got "${mode}"`);
+  const store = values.store ?? 'memory';
+  if (store !== 'memory' && store !== 'etcd') throw new UsageError(`--store must be memory or etcd, got "${store}"`);
+  if (values.etcd !== undefined && store !== 'etcd') throw new UsageError('--etcd needs --store etcd');
+  const tlsCert = nonEmpty('tls-cert', values['tls-cert']);
+  const tlsKey = nonEmpty('tls-key', values['tls-key']);
+  if ((tlsCert === undefined) !== (tlsKey === undefined)) throw new UsageError('--tls-cert and --tls-key must be given together');
+  return {
+    host: nonEmpty('host', values.host) ?? '127.0.0.1',
+    port: integer('port', values.port, 0, 65535) ?? 8080,
+    mode: mode as Mode,
+    store,
+    etcd: parseEtcdUrl(values.etcd ?? 'http://127.0.0.1:2379'),
+    resources: parseResources(values.resources),
+    token: nonEmpty('token', values.token),
+    channelCapacity: integer('channel-capacity', values['channel-capacity'], 1),
+    historyUpperBound: integer('history-upper-bound', values['history-upper-bound'], 1),
+    bookmarkFrequencyMs: integer('bookmark-frequency-ms', values['bookmark-frequency-ms'], 1),
+    tlsCert,
+    tlsKey,
+    maxWatches: integer('max-watches', values['max-watches'], 1) ?? DEFAULT_MAX_WATCHES,
+  };
+}

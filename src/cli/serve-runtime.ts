@@ -1,0 +1,111 @@
+/**
+ * Running `watchcache serve`: one store and one WatchCache per resource (all
+ * caches share one metrics registry), the HTTP server, the listening line,
+ * cache start-up (retried every second until it succeeds: /readyz is 503
+ * meanwhile), and SIGTERM/SIGINT: stop accepting, end every watch cleanly,
+ * stop the caches, close the stores, exit 0.
+ */
+import { readFileSync } from 'node:fs';
+import { Registry } from 'prom-client';
+import { WatchCache } from '../cache/watch-cache.js';
+import { createWatchServer, type WatchServer } from '../server/server.js';
+import { resolveResource, resourceInfo } from '../server/resources.js';
+import type { WritableStore } from '../server/served-resource.js';
+import type { ServeConfig } from './serve-command.js';
+import { createStores, type ServedStore } from './store-factory.js';
+import { UsageError } from './usage-error.js';
+
+export interface Output {
+  out(line: string): void;
+  err(line: string): void;
+}
+
+const RETRY_MS = 1000;
+
+function readTls(config: ServeConfig): { cert: Buffer; key: Buffer } | undefined {
+  if (config.tlsCert === undefined || config.tlsKey === undefined) return undefined;
+  const read = (flag: string, file: string): Buffer => {
+    try {
+      return readFileSync(file);
+    } catch (err) {
+      throw new UsageError(`--${flag}: cannot read ${file}: ${(err as Error).message}`);
+    }
+  };
+  return { cert: read('tls-cert', config.tlsCert), key: read('tls-key', config.tlsKey) };
+}
+
+export class ServeRuntime {
+  private readonly config: ServeConfig;
+  private readonly io: Output;
+  private caches: WatchCache[] = [];
+  private stores: ServedStore[] = [];
+  private server: WatchServer | undefined;
+  private stopping: Promise<void> | undefined;
+
+  constructor(config: ServeConfig, io: Output) {
+    this.config = config;
+    this.io = io;
+  }
+
+  /** Build everything and listen; resolves once the listening line is printed. */
+  async start(): Promise<void> {
+    const c = this.config;
+    const tls = readTls(c);
+    const specs = c.resources.map((r) => resolveResource(r));
+    this.stores = await createStores(c.store, c.etcd, specs);
+    const registry = new Registry();
+    this.caches = specs.map(
+      (spec, i) =>
+        new WatchCache({
+          store: this.stores[i]!,
+          mode: c.mode,
+          resource: resourceInfo(spec),
+          channelCapacity: c.channelCapacity,
+          history: c.historyUpperBound === undefined ? undefined : { upperBound: c.historyUpperBound },
+          bookmarkFrequencyMs: c.bookmarkFrequencyMs,
+          registry,
+        }),
+    );
+    const stores: Record<string, WritableStore> = {};
+    specs.forEach((s, i) => (stores[s.name] = this.stores[i]!));
+    this.server = createWatchServer({
+      caches: this.caches,
+      stores,
+      host: c.host,
+      port: c.port,
+      token: c.token,
+      tls,
+      maxWatches: c.maxWatches,
+    });
+    await this.server.listen();
+    this.io.out(`watchcache serving ${c.resources.join(',')} on ${this.server.url} (mode ${c.mode}, store ${c.store})`);
+    for (const cache of this.caches) void this.startCache(cache);
+  }
+
+  /** Start a cache, retrying every RETRY_MS (logged on the first failure, then every 30th). */
+  private async startCache(cache: WatchCache): Promise<void> {
+    for (let attempt = 1; this.stopping === undefined; attempt++) {
+      try {
+        await cache.start();
+        if (attempt > 1) this.io.err(`watchcache: the ${cache.resource.resource} cache is ready`);
+        return;
+      } catch (err) {
+        if (this.stopping !== undefined) return;
+        if (attempt === 1 || attempt % 30 === 0) {
+          this.io.err(`watchcache: the ${cache.resource.resource} cache could not start (${(err as Error).message}); retrying every ${RETRY_MS / 1000} s`);
+        }
+        await new Promise((r) => setTimeout(r, RETRY_MS));
+      }
+    }
+  }
+
+  /** Graceful stop: server first (ends watches), then caches, then stores. Idempotent. */
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      await this.server?.close();
+      await Promise.all(this.caches.map((cache) => cache.stop()));
+      for (const s of this.stores) s.close?.();
+    })();
+    return this.stopping;
+  }
+}

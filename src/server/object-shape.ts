@@ -1,0 +1,101 @@
+/**
+ * Shapes of objects going in and out. Outgoing objects always carry `kind`
+ * and `apiVersion`. Incoming bodies (create, update) must be JSON objects
+ * with a `metadata` object; `kind`/`apiVersion`, when given, must be the
+ * resource's; the namespace and name must agree with the URL (a
+ * cluster-scoped resource drops any namespace, as the apiserver does).
+ */
+import { BadRequestError } from '../core/errors.js';
+import type { KubeObject } from '../core/types.js';
+import { specApiVersion, type ResourceSpec } from './resources.js';
+
+/** The object with kind and apiVersion filled in (unchanged when both are present). */
+export function withTypeMeta(object: KubeObject, spec: ResourceSpec): KubeObject {
+  if (object.kind !== undefined && object.apiVersion !== undefined) return object;
+  return { ...object, apiVersion: object.apiVersion ?? specApiVersion(spec), kind: object.kind ?? spec.kind };
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+const NAME_RE = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+const GENERATE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
+
+function randomSuffix(): string {
+  let s = '';
+  for (let i = 0; i < 5; i++) s += GENERATE_ALPHABET[Math.floor(Math.random() * GENERATE_ALPHABET.length)];
+  return s;
+}
+
+function checkName(what: string, value: string): void {
+  if (value.length > 253 || !NAME_RE.test(value)) {
+    throw new BadRequestError(`${what} "${value}" is invalid: must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character`);
+  }
+}
+
+export interface Target {
+  spec: ResourceSpec;
+  /** The namespace from the URL ('' for cluster-scoped resources). */
+  namespace: string;
+  /** The name from the URL (update), undefined for create. */
+  name: string | undefined;
+}
+
+/**
+ * Validate a create/update body against the URL and return the object to
+ * store (kind, apiVersion and namespace filled in; generateName applied on create).
+ */
+export function prepareObject(body: unknown, target: Target): KubeObject {
+  const { spec } = target;
+  if (!isRecord(body)) throw new BadRequestError(`the request body must be a JSON object (a ${spec.kind})`);
+  const apiVersion = specApiVersion(spec);
+  if (body.kind !== undefined && body.kind !== spec.kind) {
+    throw new BadRequestError(`the kind of the object (${String(body.kind)}) does not match the resource (${spec.name} is ${spec.kind})`);
+  }
+  if (body.apiVersion !== undefined && body.apiVersion !== apiVersion) {
+    throw new BadRequestError(`the API version in the data (${String(body.apiVersion)}) does not match the expected API version (${apiVersion})`);
+  }
+  if (!isRecord(body.metadata)) throw new BadRequestError('metadata is required and must be an object');
+  const metadata: Record<string, unknown> = { ...body.metadata };
+  for (const key of ['name', 'namespace', 'generateName', 'resourceVersion'] as const) {
+    if (metadata[key] !== undefined && typeof metadata[key] !== 'string') throw new BadRequestError(`metadata.${key} must be a string`);
+  }
+  if (spec.namespaced) {
+    const ns = metadata.namespace as string | undefined;
+    if (ns !== undefined && ns !== '' && ns !== target.namespace) {
+      throw new BadRequestError(`the namespace of the provided object (${ns}) does not match the namespace sent on the request (${target.namespace})`);
+    }
+    metadata.namespace = target.namespace;
+  } else {
+    delete metadata.namespace;
+  }
+  let name = metadata.name as string | undefined;
+  if ((name === undefined || name === '') && target.name === undefined && typeof metadata.generateName === 'string' && metadata.generateName !== '') {
+    name = metadata.generateName + randomSuffix();
+  }
+  if (name === undefined || name === '') {
+    if (target.name === undefined) throw new BadRequestError('metadata.name or metadata.generateName is required');
+    name = target.name;
+  }
+  if (target.name !== undefined && name !== target.name) {
+    throw new BadRequestError(`the name of the object (${name}) does not match the name on the URL (${target.name})`);
+  }
+  checkName('metadata.name', name);
+  metadata.name = name;
+  const { kind: _kind, apiVersion: _apiVersion, metadata: _metadata, ...rest } = body;
+  return { apiVersion, kind: spec.kind, metadata, ...rest } as KubeObject;
+}
+
+/** The resourceVersion precondition of a DELETE body (DeleteOptions), if any. */
+export function deletePrecondition(body: unknown): string | undefined {
+  if (body === undefined) return undefined;
+  if (!isRecord(body)) throw new BadRequestError('the DELETE body must be a DeleteOptions JSON object');
+  const pre = body.preconditions;
+  if (pre === undefined || pre === null) return undefined;
+  if (!isRecord(pre)) throw new BadRequestError('preconditions must be an object');
+  const rv = pre.resourceVersion;
+  if (rv === undefined || rv === null || rv === '') return undefined;
+  if (typeof rv !== 'string') throw new BadRequestError('preconditions.resourceVersion must be a string');
+  return rv;
+}

@@ -1,0 +1,66 @@
+/**
+ * Writes, straight to the resource's store (the cache sees them through its
+ * store watch):
+ *   POST   collection  -> 201 and the stored object (409 AlreadyExists)
+ *   PUT    object      -> 200 and the stored object (404 missing; 409
+ *                         Conflict when metadata.resourceVersion is stale)
+ *   DELETE object      -> 200 and the deleted object: its last state with the
+ *                         deletion RV (DeleteOptions.preconditions.resourceVersion
+ *                         is honoured; other DeleteOptions are ignored)
+ * Bodies are JSON, at most `bodyLimit` bytes (413 above). Every returned
+ * object carries kind and apiVersion.
+ */
+import { BadRequestError } from '../core/errors.js';
+import { deletePrecondition, prepareObject, withTypeMeta } from './object-shape.js';
+import { checkWriteQuery } from './query-params.js';
+import { readJsonBody } from './request-body.js';
+import type { ResourceRequest } from './resource-request.js';
+import type { WritableStore } from './served-resource.js';
+import { methodNotAllowed, objectError, sendJSON } from './status-response.js';
+
+function storeOf(r: ResourceRequest): WritableStore {
+  const store = r.served.store;
+  if (store === undefined) throw methodNotAllowed();
+  return store;
+}
+
+export async function handleCreate(r: ResourceRequest, bodyLimit: number): Promise<void> {
+  const store = storeOf(r);
+  checkWriteQuery(r.params);
+  const body = await readJsonBody(r.req, bodyLimit);
+  const object = prepareObject(body, { spec: r.served.spec, namespace: r.namespace ?? '', name: undefined });
+  const rv = object.metadata.resourceVersion;
+  if (rv !== undefined && rv !== '') throw new BadRequestError('metadata.resourceVersion must not be set on objects to be created');
+  try {
+    const stored = await store.create(object);
+    sendJSON(r.res, 201, withTypeMeta(stored, r.served.spec));
+  } catch (err) {
+    throw objectError(err, r.served.spec.name, object.metadata.name!);
+  }
+}
+
+export async function handleUpdate(r: ResourceRequest, bodyLimit: number): Promise<void> {
+  const store = storeOf(r);
+  checkWriteQuery(r.params);
+  const body = await readJsonBody(r.req, bodyLimit);
+  const object = prepareObject(body, { spec: r.served.spec, namespace: r.namespace ?? '', name: r.name });
+  try {
+    const stored = await store.update(object);
+    sendJSON(r.res, 200, withTypeMeta(stored, r.served.spec));
+  } catch (err) {
+    throw objectError(err, r.served.spec.name, r.name!);
+  }
+}
+
+export async function handleDelete(r: ResourceRequest, bodyLimit: number): Promise<void> {
+  const store = storeOf(r);
+  checkWriteQuery(r.params);
+  const body = await readJsonBody(r.req, bodyLimit, true);
+  const resourceVersion = deletePrecondition(body);
+  try {
+    const last = await store.delete(r.namespace ?? '', r.name!, resourceVersion === undefined ? {} : { resourceVersion });
+    sendJSON(r.res, 200, withTypeMeta(last, r.served.spec));
+  } catch (err) {
+    throw objectError(err, r.served.spec.name, r.name!);
+  }
+}
