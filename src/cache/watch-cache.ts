@@ -263,6 +263,7 @@ export class WatchCache implements WatcherOwner {
     const v = validateWatchOptions(options);
     const selection = new Selection(options, this.indexers, this.triggerField);
     if (this.phase === 'stopped') throw new ServiceUnavailableError('watch cache is stopped');
+    if (this.phase === 'new') throw new ServiceUnavailableError('watch cache is not started: call start() first', 1);
     const usesTrigger = selection.triggerValue !== undefined;
     const capacity = v.channelCapacity ?? this.channelCapacity ?? suggestedChannelSize(this.history.capacity, this.history.eventFreshDurationMs, this.triggerField !== undefined, usesTrigger);
     const channel = this.beta?.channelFor(capacity);
