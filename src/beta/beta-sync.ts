@@ -33,9 +33,9 @@ import type { StallHooks } from '../sync/stall-policy.js';
 import type { Watcher } from '../watch/watcher.js';
 import { msgpack, type WatchEvent } from '../wire/watch-event.js';
 import { ControlBlock } from './control-block.js';
-import { SharedWatcherChannel } from './shared-watcher-channel.js';
+import { SharedWatcherChannel, VARIANT_BOOKMARK } from './shared-watcher-channel.js';
 import type { MainToWorker, WorkerToMain } from './sync-messages.js';
-import type { RingPayload } from './worker-pass-host.js';
+import type { RingSelectionData } from './worker-pass-host.js';
 import { SyncWorkerEndpoint } from './sync-worker-endpoint.js';
 
 /** Where the sync worker runs: a worker thread (production) or in-process on the engine's clock (simulation). */
@@ -51,6 +51,8 @@ export interface BetaSyncInit {
   indexers: Record<string, IndexerFunc>;
   triggerField: string | undefined;
   lastDispatchedRV: () => number;
+  /** For logs. */
+  resourceName: string;
 }
 
 /** Worker-side accounting the main thread receives once per pass. */
@@ -73,9 +75,13 @@ export class BetaSync implements FullChannelPolicy {
   private readonly lastDispatched: () => number;
   private readonly ring: HistoryRing;
   private readonly control = new ControlBlock();
-  private readonly worker: Worker | undefined;
-  private readonly inProcess: SyncWorkerEndpoint | undefined;
+  private worker: Worker | undefined;
+  private inProcess: SyncWorkerEndpoint | undefined;
   private readonly clock: Clock;
+  private readonly placement: SyncWorkerPlacement;
+  private readonly passOptions: PassOptions;
+  private readonly triggerField: string | undefined;
+  private readonly resourceName: string;
   /** Watchers whose channel and selection the worker has (first adopt sends them). */
   private readonly introduced = new Set<number>();
   private readonly lowerBound: number;
@@ -87,6 +93,7 @@ export class BetaSync implements FullChannelPolicy {
 
   constructor(init: BetaSyncInit) {
     this.history = init.history;
+    this.resourceName = init.resourceName;
     this.metrics = init.metrics;
     this.hooks = init.hooks;
     this.indexers = init.indexers;
@@ -97,18 +104,63 @@ export class BetaSync implements FullChannelPolicy {
     while (maxCapacity < init.history.upperBound) maxCapacity *= 2;
     this.ring = new HistoryRing({ capacity: this.lowerBound, maxCapacity, arenaBytes: Math.max(64 * 1024, this.lowerBound * 2048) });
     this.clock = init.clock;
-    if (init.placement === 'thread') {
+    this.placement = init.placement;
+    this.passOptions = init.pass;
+    this.triggerField = init.triggerField;
+    this.startWorker();
+  }
+
+  /** Start (or restart) the sync worker and send it the shared memory it reads. */
+  private startWorker(): void {
+    if (this.placement === 'thread') {
       this.inProcess = undefined;
-      this.worker = new Worker(new URL('../../workers/sync-worker.js', import.meta.url));
-      this.worker.unref();
-      this.worker.on('message', (msg: WorkerToMain) => this.onWorkerMessage(msg));
-      this.worker.on('error', (err) => this.onWorkerMessage({ op: 'error', message: err.stack ?? err.message }));
+      const worker = new Worker(new URL('../../workers/sync-worker.js', import.meta.url));
+      this.worker = worker;
+      worker.unref();
+      worker.on('message', (msg: WorkerToMain) => this.worker === worker && this.onWorkerMessage(msg));
+      worker.on('error', (err) => this.worker === worker && this.workerDied(`error: ${err.stack ?? err.message}`));
+      worker.on('exit', (code) => this.worker === worker && this.workerDied(`exit code ${code}`));
     } else {
       // Same endpoint code, messages delivered asynchronously on the engine's clock.
       this.worker = undefined;
-      this.inProcess = new SyncWorkerEndpoint((msg) => this.clock.setTimeout(() => this.onWorkerMessage(msg), 0), init.clock);
+      this.inProcess = new SyncWorkerEndpoint((msg) => this.clock.setTimeout(() => this.onWorkerMessage(msg), 0), this.clock);
     }
-    this.post({ op: 'init', ring: this.ring.handle, control: this.control.buffer, pass: init.pass, indexerFields: this.indexerFields, triggerField: init.triggerField });
+    this.post({ op: 'init', ring: this.ring.handle, control: this.control.buffer, pass: this.passOptions, indexerFields: this.indexerFields, triggerField: this.triggerField });
+  }
+
+  /**
+   * The worker died: count and log it, start a new one and hand it every
+   * unsynced watcher again at its true position: the furthest of what the
+   * dead worker recorded, what is still queued in the channel and what the
+   * consumer already took. Nothing is lost (the history still holds what
+   * follows) and nothing is pushed twice.
+   */
+  private workerDied(why: string): void {
+    if (this.closed) return;
+    this.metrics.syncWorkerRestarts.inc();
+    console.error(`watchcache: the ${this.resourceName} sync worker died (${why}); restarting it`);
+    this.onWorkerError?.(`sync worker died: ${why}`);
+    this.worker = undefined;
+    this.introduced.clear();
+    this.startWorker();
+    for (const w of [...this.unsynced.values()]) {
+      const channel = w.queue as SharedWatcherChannel;
+      let position = Math.max(w.position, channel.positionCell[0]!, w.receivedRV);
+      const ref = channel.spsc.lastPushedRef();
+      if (ref >= 0 && (channel.spsc.lastPushedVariant as number) !== VARIANT_BOOKMARK && ref >= this.history.startIndex && ref < this.history.endIndex) {
+        position = Math.max(position, this.history.at(ref).rv);
+      }
+      w.position = position;
+      channel.spsc.handOff(WriterOwner.SYNC_WORKER, WriterOwner.MAIN);
+      this.adopt(w);
+      // The dead worker's last "pushed" notice may be lost: wake every consumer it may have fed.
+      w.notify();
+    }
+  }
+
+  /** Test hook: kill the worker thread as a crash would. */
+  crashWorkerForTest(): Promise<number> | undefined {
+    return this.worker?.terminate();
   }
 
   /** A channel for a new beta watcher: shared memory, so the worker can write it while it is unsynced. */
@@ -120,14 +172,20 @@ export class BetaSync implements FullChannelPolicy {
   appended(event: WatchCacheEvent): void {
     if (this.desynced) return;
     this.syncCapacity();
-    const payload: RingPayload = { type: event.type, object: event.object };
-    if (event.prevObject !== undefined) payload.prevObject = event.prevObject;
+    // The ring payload is the event's wire frame {type, object} (encoded once, shared with
+    // msgpack streams: "the frames as they are in the ring"), followed by what only selection
+    // needs: the previous object and the indexer values (functions cannot cross threads).
+    const frame = event.deliver(Delivery.AsIs).msgpackFrame(this.metrics);
+    const extra: RingSelectionData = {};
+    if (event.prevObject !== undefined) extra.prevObject = event.prevObject;
     if (this.indexerFields.length > 0) {
-      payload.iv = indexValues(this.indexers, event.object);
-      if (event.prevObject !== undefined) payload.piv = indexValues(this.indexers, event.prevObject);
+      extra.iv = indexValues(this.indexers, event.object);
+      if (event.prevObject !== undefined) extra.piv = indexValues(this.indexers, event.prevObject);
     }
-    const bytes = msgpack.pack(payload);
-    this.metrics.encoded('msgpack');
+    const tail = msgpack.pack(extra);
+    const bytes = new Uint8Array(frame.length + tail.length);
+    bytes.set(frame, 0);
+    bytes.set(tail, frame.length);
     try {
       const abs = this.ring.append(
         {
@@ -194,7 +252,9 @@ export class BetaSync implements FullChannelPolicy {
     if (this.closed) return;
     this.closed = true;
     this.post({ op: 'stop' });
-    if (this.worker !== undefined) void this.worker.terminate();
+    const worker = this.worker;
+    this.worker = undefined; // its exit is expected now
+    if (worker !== undefined) void worker.terminate();
     this.unsynced.clear();
     this.metrics.stalledWatchers.set(0);
   }
@@ -218,6 +278,7 @@ export class BetaSync implements FullChannelPolicy {
     }
     this.unsynced.set(watcher.id, watcher);
     this.metrics.stalledWatchers.set(this.unsynced.size);
+    channel.positionCell[0] = watcher.position;
     // Single writer: the main thread stops pushing before the worker may start.
     channel.spsc.handOff(WriterOwner.MAIN, WriterOwner.SYNC_WORKER);
     const first = !this.introduced.has(watcher.id);
@@ -233,6 +294,7 @@ export class BetaSync implements FullChannelPolicy {
         ? {
             channel: channel.spsc.handle,
             selection: { namespace: s.namespace, name: s.name, labelSelector: s.labels.toString(), fieldSelector: s.fields.toString() },
+            cell: channel.positionCell.buffer as SharedArrayBuffer,
           }
         : {}),
     });

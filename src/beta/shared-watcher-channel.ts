@@ -36,6 +36,8 @@ function deliveryOf(variant: number): Delivery {
 
 export class SharedWatcherChannel implements WatcherChannel {
   readonly spsc: SpscChannel;
+  /** The watcher's position while the worker serves it (written by the worker; survives a worker crash). */
+  readonly positionCell = new Float64Array(new SharedArrayBuffer(8));
   private readonly history: EventHistory;
   private readonly bookmarks: WatchEvent[] = [];
 

@@ -17,8 +17,11 @@ export interface SelectionSpec {
 
 export type MainToWorker =
   | { op: 'init'; ring: HistoryRingHandle; control: SharedArrayBuffer; pass: PassOptions; indexerFields: string[]; triggerField: string | undefined }
-  /** The watcher went unsynced at `position`: the worker owns its channel now. `channel`/`selection` only the first time. */
-  | { op: 'adopt'; id: number; position: number; capacity: number; reachedLive: boolean; channel?: SpscChannelHandle; selection?: SelectionSpec }
+  /**
+   * The watcher went unsynced at `position`: the worker owns its channel now.
+   * `channel`, `selection` and `cell` (its shared position) only the first time.
+   */
+  | { op: 'adopt'; id: number; position: number; capacity: number; reachedLive: boolean; channel?: SpscChannelHandle; selection?: SelectionSpec; cell?: SharedArrayBuffer }
   /** Forget the watcher (stopped or ended on the main thread). */
   | { op: 'forget'; id: number }
   /** A relist: every member is gone (the main thread ends them). */

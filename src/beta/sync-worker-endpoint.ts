@@ -5,15 +5,13 @@
  * harness, so a beta run is reproducible from its seed).
  */
 import { realClock, type Clock } from '../core/clock.js';
-import type { SpscChannel } from '../ring/spsc-channel.js';
-import type { Selection } from '../selection/selection.js';
 import type { MainToWorker, WorkerToMain } from './sync-messages.js';
-import { WorkerPassHost } from './worker-pass-host.js';
+import { WorkerPassHost, type KnownWatcher } from './worker-pass-host.js';
 
 export class SyncWorkerEndpoint {
   host: WorkerPassHost | undefined;
   stopped = false;
-  private readonly known = new Map<number, { channel: SpscChannel; selection: Selection }>();
+  private readonly known = new Map<number, KnownWatcher>();
   private readonly send: (msg: WorkerToMain) => void;
   private readonly clock: Clock;
 
@@ -29,7 +27,7 @@ export class SyncWorkerEndpoint {
           this.host = new WorkerPassHost(msg.ring, msg.control, msg.pass, msg.indexerFields, msg.triggerField, this.send, this.clock);
           break;
         case 'adopt':
-          this.host!.adopt(msg.id, msg.position, msg.reachedLive, msg.channel, msg.selection, this.known);
+          this.host!.adopt(msg.id, msg.position, msg.reachedLive, msg.channel, msg.selection, msg.cell, this.known);
           break;
         case 'forget':
           this.host?.forget(msg.id);

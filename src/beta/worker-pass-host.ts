@@ -29,21 +29,28 @@ import { ControlBlock, type ControlSnapshot } from './control-block.js';
 import type { SelectionSpec, WorkerToMain } from './sync-messages.js';
 import { VARIANT_ADDED, VARIANT_AS_IS, VARIANT_DELETED } from './shared-watcher-channel.js';
 
-/** The payload the main thread encodes once per event. */
-export interface RingPayload {
-  type: ChangeType;
-  object: KubeObject;
+/**
+ * A ring payload is two msgpack values back to back: the event's wire frame
+ * `{type, object}` (the same bytes msgpack streams send), then this.
+ */
+export interface RingSelectionData {
   prevObject?: KubeObject;
   /** Indexer values of the object and of the previous object. */
   iv?: Record<string, string>;
   piv?: Record<string, string>;
 }
 
+interface RingFrame {
+  type: ChangeType;
+  object: KubeObject;
+}
+
 export class WorkerMember implements PassMember {
   readonly id: number;
   readonly channel: SpscChannel;
   readonly selection: Selection;
-  position: number;
+  /** Shared with the main thread: if this worker dies, the position survives it (no duplicate, no gap). */
+  private readonly cell: Float64Array;
   unsynced = true;
   passPushes = 0;
   newUnsynced = true;
@@ -51,12 +58,19 @@ export class WorkerMember implements PassMember {
   reachedLive: boolean;
   removed = false;
 
-  constructor(id: number, channel: SpscChannel, selection: Selection, position: number, reachedLive: boolean) {
+  constructor(id: number, channel: SpscChannel, selection: Selection, cell: Float64Array, position: number, reachedLive: boolean) {
     this.id = id;
     this.channel = channel;
     this.selection = selection;
-    this.position = position;
+    this.cell = cell;
+    this.cell[0] = position;
     this.reachedLive = reachedLive;
+  }
+  get position(): number {
+    return this.cell[0]!;
+  }
+  set position(rv: number) {
+    this.cell[0] = rv;
   }
   get capacity(): number {
     return this.channel.capacity;
@@ -91,6 +105,13 @@ class RingCursor implements PassCursor<WatchCacheEvent> {
     this.i++;
     return ev;
   }
+}
+
+/** What the worker keeps of a watcher it has been introduced to. */
+export interface KnownWatcher {
+  channel: SpscChannel;
+  selection: Selection;
+  cell: Float64Array;
 }
 
 export class WorkerPassHost implements PassHost<WatchCacheEvent, WorkerMember> {
@@ -130,14 +151,14 @@ export class WorkerPassHost implements PassHost<WatchCacheEvent, WorkerMember> {
     });
   }
 
-  adopt(id: number, position: number, reachedLive: boolean, channel: SpscChannelHandle | undefined, spec: SelectionSpec | undefined, known: Map<number, { channel: SpscChannel; selection: Selection }>): void {
+  adopt(id: number, position: number, reachedLive: boolean, channel: SpscChannelHandle | undefined, spec: SelectionSpec | undefined, cell: SharedArrayBuffer | undefined, known: Map<number, KnownWatcher>): void {
     let entry = known.get(id);
     if (entry === undefined) {
-      if (channel === undefined || spec === undefined) throw new Error(`adopt of unknown watcher ${id} without its channel`);
-      entry = { channel: new SpscChannel(channel), selection: new Selection(spec, this.indexers, this.triggerField) };
+      if (channel === undefined || spec === undefined || cell === undefined) throw new Error(`adopt of unknown watcher ${id} without its channel`);
+      entry = { channel: new SpscChannel(channel), selection: new Selection(spec, this.indexers, this.triggerField), cell: new Float64Array(cell) };
       known.set(id, entry);
     }
-    const m = new WorkerMember(id, entry.channel, entry.selection, position, reachedLive);
+    const m = new WorkerMember(id, entry.channel, entry.selection, entry.cell, position, reachedLive);
     this.members.set(id, m);
     this.scheduler.onStall();
   }
@@ -213,11 +234,11 @@ export class WorkerPassHost implements PassHost<WatchCacheEvent, WorkerMember> {
     const cached = this.decoded.get(abs);
     if (cached !== undefined) return cached;
     if (this.reader.read(abs, this.record) !== ReadStatus.OK) return undefined;
-    const p = this.unpackr.unpack(this.record.payload.subarray(0, this.record.length)) as RingPayload;
-    if (p.iv !== undefined) this.values.set(p.object, p.iv);
-    if (p.prevObject !== undefined && p.piv !== undefined) this.values.set(p.prevObject, p.piv);
+    const [frame, sel] = this.unpackr.unpackMultiple(this.record.payload.subarray(0, this.record.length)) as [RingFrame, RingSelectionData];
+    if (sel.iv !== undefined) this.values.set(frame.object, sel.iv);
+    if (sel.prevObject !== undefined && sel.piv !== undefined) this.values.set(sel.prevObject, sel.piv);
     const trigger = this.triggerField === undefined ? undefined : this.indexers[this.triggerField];
-    const ev = new WatchCacheEvent(p.type, p.object, p.prevObject, this.record.rv, 0, trigger);
+    const ev = new WatchCacheEvent(frame.type, frame.object, sel.prevObject, this.record.rv, 0, trigger);
     ev.index = abs;
     this.scanned++;
     this.decoded.set(abs, ev);

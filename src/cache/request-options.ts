@@ -112,7 +112,7 @@ export function validateListOptions(o: ListOptions): ValidatedList {
   for (const k of ['namespace', 'labelSelector', 'fieldSelector', 'continue'] as const) checkString(k, o[k]);
   const rv = parseResourceVersion(o.resourceVersion);
   const match = checkMatch(o.resourceVersionMatch);
-  if (match !== undefined && o.resourceVersion === undefined) {
+  if (match !== undefined && (o.resourceVersion === undefined || o.resourceVersion === '')) {
     throw new BadRequestError('resourceVersionMatch is forbidden unless resourceVersion is provided');
   }
   if (match === 'Exact' && rv === 0) throw new BadRequestError('resourceVersionMatch "Exact" is forbidden for resourceVersion "0"');

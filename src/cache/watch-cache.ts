@@ -136,6 +136,7 @@ export class WatchCache implements WatcherOwner {
           indexers: this.indexers,
           triggerField: this.triggerField,
           lastDispatchedRV: () => this.dispatcher.lastDispatchedRV,
+          resourceName: this.resource.resource,
         });
         this.policy = this.beta;
       } else {
@@ -394,9 +395,13 @@ export class WatchCache implements WatcherOwner {
       w.stop('expired');
       return;
     }
-    this.index.remove(w);
-    this.policy.onEnded(w);
-    this.metrics.terminated.resource_expired_initial.inc();
+    if (w.stopped) return;
+    if (w.accepting) {
+      // Counted once: a watcher a pass already expired (draining) is not counted again.
+      this.index.remove(w);
+      this.policy.onEnded(w);
+      this.metrics.terminated.resource_expired_initial.inc();
+    }
     const oldest = this.history.oldestServableRV() ?? this.rv + 1;
     w.abort('expired', errorEvent(ResourceExpiredError.tooOld(w.startPosition, oldest - 1)));
   }

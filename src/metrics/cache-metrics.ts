@@ -46,6 +46,7 @@ export class CacheMetrics implements EncodingCounter {
   readonly passDuration;
   readonly registeredWatchers;
   readonly eventsDispatched;
+  readonly syncWorkerRestarts;
   private readonly labels: { group: string; resource: string };
 
   constructor(resource: ResourceInfo, registry: Registry = new Registry()) {
@@ -73,6 +74,7 @@ export class CacheMetrics implements EncodingCounter {
     this.passDuration = histogram(registry, 'apiserver_watch_cache_sync_pass_duration_seconds', 'Duration of sync passes.', gr, [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05]).labels(labels);
     this.registeredWatchers = gauge(registry, 'apiserver_registered_watchers', 'Number of registered watchers.', gr).labels(labels);
     this.eventsDispatched = counter(registry, 'apiserver_watch_cache_events_dispatched_total', 'Events dispatched by the live path.', gr).labels(labels);
+    this.syncWorkerRestarts = counter(registry, 'apiserver_watch_cache_sync_worker_restarts_total', 'Times the beta sync worker died and was restarted.', gr).labels(labels);
     // Zero-initialise the labelled series so every name shows up from the start.
     for (const success of ['true', 'false']) for (const fallback of ['true', 'false', 'skipped']) this.consistentRead.labels({ ...labels, success, fallback }).inc(0);
   }

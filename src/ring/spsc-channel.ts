@@ -250,6 +250,26 @@ export class SpscChannel {
 
   // -- either side -------------------------------------------------------------
 
+  /**
+   * The reference pushed last and not yet popped (-1 when empty), with its
+   * variant in `lastPushedVariant`. For recovery after a producer thread died:
+   * only meaningful while no producer is running.
+   */
+  lastPushedRef(): number {
+    if (this.size === 0) return -1;
+    let last = Atomics.load(this.h, H_TAIL) - 1;
+    if (last < 0) last += this.span;
+    const slot = last < this.capacity ? last : last - this.capacity;
+    this.lastPushedVariantValue = this.variants[slot] as Variant;
+    return this.refs[slot]!;
+  }
+
+  /** Variant of the reference lastPushedRef() returned. */
+  get lastPushedVariant(): Variant {
+    return this.lastPushedVariantValue;
+  }
+  private lastPushedVariantValue: Variant = Variant.AS_IS;
+
   /** References in the channel. */
   get size(): number {
     let used = Atomics.load(this.h, H_TAIL) - Atomics.load(this.h, H_HEAD);

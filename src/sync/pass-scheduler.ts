@@ -65,6 +65,15 @@ export class PassScheduler {
     this.arm();
   }
 
+  /** A consumer made room in an unsynced watcher's channel: do not leave it waiting an idle period. */
+  onRoom(): void {
+    if (this.stopped || this.periodKind !== 'idle') return;
+    this.periodKind = 'normal';
+    this.period = this.options.normalPeriodMs;
+    this.disarm();
+    this.arm();
+  }
+
   stop(): void {
     this.stopped = true;
     this.disarm();
@@ -86,7 +95,8 @@ export class PassScheduler {
         const scaled = (ms * (1 - o.busyShare)) / o.busyShare;
         this.periodKind = 'busy';
         this.period = Math.min(o.busyMaxMs, Math.max(o.busyMinMs, scaled));
-      } else if (stats.served === 0 && stats.expired === 0) {
+      } else if (stats.served === 0 && stats.expired === 0 && stats.fullSkipped === 0) {
+        // Idle only when nobody is waiting: a watcher skipped for a full channel may be draining it.
         this.periodKind = 'idle';
         this.period = this.options.idlePeriodMs;
       } else {

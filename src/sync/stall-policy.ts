@@ -74,7 +74,9 @@ export class StallPolicy implements FullChannelPolicy, PassHost<WatchCacheEvent,
     return false; // never waits
   }
 
-  onRoom(): void {}
+  onRoom(watcher: Watcher): void {
+    if (watcher.unsynced) this.scheduler.onRoom();
+  }
 
   onEnded(watcher: Watcher): void {
     if (this.unsynced.delete(watcher)) this.metrics.stalledWatchers.set(this.unsynced.size);

@@ -96,6 +96,8 @@ export interface PassStats {
   /** A member was left owed with a full channel (a draining client). */
   leftOwedFull: boolean;
   pushBudgetSpent: boolean;
+  /** Unsynced watchers skipped only because their channel was full (their clients may be reading). */
+  fullSkipped: number;
 }
 
 interface Owed<E> {
@@ -122,7 +124,7 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
   run(unsynced: Iterable<M>, done: (stats: PassStats) => void): void {
     const host = this.host;
     const o = this.options;
-    const stats: PassStats = { candidates: 0, cohorts: 0, scanned: 0, pushes: 0, expired: 0, resynced: 0, served: 0, leftOwedFull: false, pushBudgetSpent: false };
+    const stats: PassStats = { candidates: 0, cohorts: 0, scanned: 0, pushes: 0, expired: 0, resynced: 0, served: 0, leftOwedFull: false, pushBudgetSpent: false, fullSkipped: 0 };
 
     // ---- Step 1: oldest servable RV, drop stopped, expire, candidates ----
     const oldest = host.oldestServableRV();
@@ -138,6 +140,7 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
         continue;
       }
       if (m.free > 0) candidates.push(m);
+      else stats.fullSkipped++;
     }
     const cursor = this.cursor;
     if (o.candidateOrder === 'position') candidates.sort((a, b) => a.position - b.position);
@@ -187,6 +190,7 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
       const scannedEvents: E[] = [];
       let lastScanned = lead.position;
       let reachedEnd = false;
+      let aheadLimit = -1;
       for (;;) {
         if (scanBudget <= 0 || pushBudget <= 0) break;
         const ev = interval.next();
@@ -212,6 +216,10 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
           const m = candidates[idx]!;
           // Invariant 2: nothing at or below the position is offered again.
           if (ev.rv <= m.position) continue;
+          if (pushBudget <= 0) {
+            ended[idx] = 1; // the push budget is a total for the pass: the rest is owed, not skipped
+            continue;
+          }
           if (pushedInCohort[idx]! >= m.capacity) {
             ended[idx] = 1; // at most one channel's capacity per watcher per cohort
             continue;
@@ -228,6 +236,16 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
           }
         }
         lastScanned = ev.rv;
+        // Nobody left to offer anything to and nobody left to join: scan on only as far as the two
+        // retry rounds could deliver (two channels' worth), not to the end of the budget.
+        if (f >= followers.length && members.every((idx) => ended[idx] === 1)) {
+          if (aheadLimit < 0) {
+            let maxCap = 0;
+            for (const idx of members) maxCap = Math.max(maxCap, candidates[idx]!.capacity);
+            aheadLimit = 2 * maxCap;
+          }
+          if (--aheadLimit <= 0) break;
+        }
       }
       // A cohort that stopped exactly at the end of the history reached it too; past
       // the last event nothing is left up to the resync point, so the scan covers it.

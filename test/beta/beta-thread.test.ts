@@ -71,3 +71,37 @@ test('beta (worker thread): a watcher whose position ages out gets its backlog, 
   assert.ok((await cache.metrics.value('apiserver_terminated_watchers_total', { reason: 'resource_expired' })) + (await cache.metrics.value('apiserver_terminated_watchers_total', { reason: 'resource_expired_initial' })) === 1);
   await cache.stop();
 });
+
+test('beta (worker thread): hundreds of stalled watchers; a worker crash mid-catch-up loses and duplicates nothing', { timeout: 120_000 }, async (t) => {
+  const store = new MemoryStore();
+  const cache = new WatchCache({ store, mode: 'beta', history: { lowerBound: 100, upperBound: 102400 } });
+  await cache.start();
+  t.after(() => cache.stop());
+  await store.create({ metadata: { namespace: 'ns', name: 'first' } });
+  while (cache.resourceVersion < 1) await sleep(1);
+  const start = String(cache.resourceVersion);
+  const N = 2000;
+  const STALLED = 300;
+  const healthy = cache.watch({ resourceVersion: start, channelCapacity: 100 });
+  const stalled = Array.from({ length: STALLED }, () => cache.watch({ resourceVersion: start, channelCapacity: 4 }));
+  const healthyDone = consume(healthy, N, 0, 0);
+  for (let i = 0; i < N; i++) {
+    await store.create({ metadata: { namespace: 'ns', name: `p${i}` }, spec: { i } });
+    if (i % 200 === 0) await sleep(1);
+  }
+  // Every stalled watcher is now unsynced and owned by the worker; the main thread never ran a pass.
+  assert.equal(cache.stallPolicy, undefined, 'beta has no main-thread pass machinery');
+  assert.ok(cache.betaSync!.unsynced.size >= STALLED - 1, `expected the stalled watchers to be unsynced, got ${cache.betaSync!.unsynced.size}`);
+  // They resume; half-way through catching up the worker thread dies.
+  const readers = stalled.map((w) => consume(w, N, 0, 0));
+  await sleep(30);
+  await cache.betaSync!.crashWorkerForTest();
+  const results = await Promise.all([healthyDone, ...readers]);
+  const want = Array.from({ length: N }, (_, i) => Number(start) + i + 1);
+  for (const [k, rvs] of results.entries()) assert.deepEqual(rvs, want, `watcher ${k} got a different sequence`);
+  const m = cache.metrics;
+  assert.equal(await m.value('apiserver_watch_cache_sync_worker_restarts_total'), 1);
+  assert.equal(await m.value('apiserver_terminated_watchers_total', { reason: 'unresponsive' }), 0);
+  assert.equal(await m.value('apiserver_watch_cache_watcher_skipped_events_total'), 0);
+  assert.ok(cache.betaSync!.workerStats.passes > 0);
+});
