@@ -41,6 +41,7 @@ export {
   type WatchEventType,
 } from './core/types.js';
 export { Watcher, type EndReason } from './watch/watcher.js';
+export { openWatch, RemoteWatch, type WatchPortHandle } from './beta/watch-port.js';
 export { WatchEvent } from './wire/watch-event.js';
 export { DEFAULT_PASS_OPTIONS, type PassOptions } from './sync/pass-options.js';
 export { capacityUpperBound, DEFAULT_LOWER_BOUND, DEFAULT_UPPER_BOUND, DEFAULT_EVENT_FRESH_DURATION_MS, type HistoryOptions } from './history/event-history.js';

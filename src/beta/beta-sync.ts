@@ -164,8 +164,13 @@ export class BetaSync implements FullChannelPolicy {
   }
 
   /** A channel for a new beta watcher: shared memory, so the worker can write it while it is unsynced. */
-  channelFor(capacity: number): SharedWatcherChannel {
-    return new SharedWatcherChannel(capacity, this.history);
+  channelFor(capacity: number, remoteState?: SharedArrayBuffer): SharedWatcherChannel {
+    return new SharedWatcherChannel(capacity, this.history, remoteState);
+  }
+
+  /** The history ring's handle (for consumers in other threads). */
+  get ringHandle(): HistoryRing['handle'] {
+    return this.ring.handle;
   }
 
   /** Step 1: mirror an appended history event into the ring (encoded once), then publish. */

@@ -15,7 +15,7 @@
  * shared bookmark objects in a small FIFO beside the channel.
  */
 import { Delivery } from '../selection/selection.js';
-import { SpscChannel, POP_CLOSED, POP_EMPTY, WriterOwner, type Variant } from '../ring/spsc-channel.js';
+import { SpscChannel, POP_CLOSED, POP_EMPTY, Terminal, WriterOwner, type Variant } from '../ring/spsc-channel.js';
 import type { EventHistory } from '../history/event-history.js';
 import { OVERWRITTEN, type WatcherChannel } from '../watch/watcher-channel.js';
 import type { WatchEvent } from '../wire/watch-event.js';
@@ -36,14 +36,40 @@ function deliveryOf(variant: number): Delivery {
 
 export class SharedWatcherChannel implements WatcherChannel {
   readonly spsc: SpscChannel;
+  /** Consumed in another thread (cache.watchPort): the state cells it shares; undefined when consumed here. */
+  readonly remoteState: SharedArrayBuffer | undefined;
+  /** Called (once) when a remote consumer has stopped: the server side unregisters the watch. */
+  onRemoteCancel: (() => void) | undefined;
   /** The watcher's position while the worker serves it (written by the worker; survives a worker crash). */
   readonly positionCell = new Float64Array(new SharedArrayBuffer(8));
   private readonly history: EventHistory;
   private readonly bookmarks: WatchEvent[] = [];
 
-  constructor(capacity: number, history: EventHistory) {
+  constructor(capacity: number, history: EventHistory, remoteState?: SharedArrayBuffer) {
     this.spsc = SpscChannel.create(capacity, WriterOwner.MAIN);
     this.history = history;
+    this.remoteState = remoteState;
+  }
+
+  /**
+   * The server ended a remote watch: close the channel (when this thread owns
+   * it) with END, or EXPIRED and the 410's numbers; otherwise raise the ENDED
+   * flag in the shared state and wake the consumer.
+   */
+  endRemote(expired?: { position: number; oldestMinus1: number }): void {
+    const state = this.remoteState;
+    if (state === undefined) return;
+    const f64 = new Float64Array(state, 0, 3);
+    const i32 = new Int32Array(state, 0, 1);
+    if (expired !== undefined) {
+      f64[1] = expired.position;
+      f64[2] = expired.oldestMinus1;
+    }
+    if (this.spsc.writerOwner === WriterOwner.MAIN) this.spsc.close(expired !== undefined ? Terminal.EXPIRED : Terminal.END);
+    else {
+      Atomics.store(i32, 0, expired !== undefined ? 2 : 1);
+      this.spsc.wakeConsumer();
+    }
   }
 
   get capacity(): number {
@@ -66,9 +92,15 @@ export class SharedWatcherChannel implements WatcherChannel {
   push(event: WatchEvent): boolean {
     // Single writer: while the sync worker owns the channel the main thread never pushes.
     if (this.spsc.writerOwner !== WriterOwner.MAIN) return false;
+    if (this.remoteState !== undefined && this.spsc.cancelled) {
+      const cancel = this.onRemoteCancel;
+      this.onRemoteCancel = undefined;
+      if (cancel !== undefined) queueMicrotask(cancel);
+      return true; // nobody reads it any more: accept and drop
+    }
     if (event.type === 'BOOKMARK') {
       if (!this.spsc.tryPush(event.rv, VARIANT_BOOKMARK as Variant)) return false;
-      this.bookmarks.push(event);
+      if (this.remoteState === undefined) this.bookmarks.push(event); // a remote consumer builds its own
       return true;
     }
     if (event.ref < 0) throw new Error(`watch event ${event.type}@${event.rv} has no history reference`);

@@ -40,9 +40,11 @@ import { Selection } from '../selection/selection.js';
 import { resolvePassOptions } from '../sync/pass-options.js';
 import { StallPolicy, type StallHooks } from '../sync/stall-policy.js';
 import { BetaSync } from '../beta/beta-sync.js';
+import { SharedWatcherChannel } from '../beta/shared-watcher-channel.js';
+import { newPortState, type WatchPortHandle } from '../beta/watch-port.js';
 import { HistorySource, SnapshotSource, type InitialSource } from '../watch/initial-source.js';
 import { Watcher, type EndReason, type WatcherOwner } from '../watch/watcher.js';
-import { WatchEvent } from '../wire/watch-event.js';
+import { WatchEvent, msgpack } from '../wire/watch-event.js';
 import { checkMode, checkPositive, suggestedChannelSize, type Mode, type WatchCacheOptions } from './cache-options.js';
 import { decodeContinue } from './continue-token.js';
 import { Freshness } from './freshness.js';
@@ -115,7 +117,7 @@ export class WatchCache implements WatcherOwner {
     } else {
       const beta = this.mode === 'beta';
       const hooks: StallHooks = {
-        expire: (w, oldest) => this.expire(w, `too old resource version: ${w.position} (${oldest - 1})`),
+        expire: (w, oldest) => this.expire(w, w.position, oldest - 1),
         // Beta keeps the synced and unsynced sets apart: live dispatch never walks an unsynced watcher.
         unsynced: (w) => beta && this.index.remove(w),
         resynced: (w) => beta && w.accepting && this.index.add(w),
@@ -243,7 +245,7 @@ export class WatchCache implements WatcherOwner {
       // that same RV, missed nothing. Any other watcher could miss changes hidden in the list.
       if (continuous && !w.unsynced && !w.replaying) continue;
       if (this.mode === 'off') w.stop('relist');
-      else this.expire(w, `too old resource version: ${w.position} (${listRV})`);
+      else this.expire(w, w.position, listRV);
     }
     this.freshness.advanced(this.rv);
   }
@@ -261,13 +263,49 @@ export class WatchCache implements WatcherOwner {
 
   /** Start a watch. Throws BadRequestError synchronously for malformed options. */
   watch(options: WatchOptions = {}): Watcher {
+    return this.startWatch(options, undefined);
+  }
+
+  /**
+   * Register a watch now and hand it to another thread (API.md "Threads"):
+   * returns a structured-cloneable handle (shared memory only) for
+   * `openWatch(handle)` in any thread. Beta mode (its channels and history
+   * live in shared memory); starts '0', 'N' and sendInitialEvents at an RV
+   * the cache has (a consistent '' start cannot be fixed synchronously).
+   */
+  watchPort(options: WatchOptions = {}): WatchPortHandle {
+    if (this.beta === undefined) throw new BadRequestError(`watchPort needs mode beta (this cache runs ${this.mode})`);
+    const v = validateWatchOptions(options);
+    if (v.rv === '') throw new BadRequestError('watchPort: resourceVersion "" (a consistent start) cannot be fixed synchronously; use "0" or an RV');
+    if (options.signal !== undefined) throw new BadRequestError('watchPort: an AbortSignal cannot cross threads; call stop() on the opened watch');
+    if (v.sendInitialEvents === true && v.rv > this.rv) throw new BadRequestError(`watchPort: sendInitialEvents at RV ${v.rv}, ahead of the cache (${this.rv})`);
+    const state = newPortState();
+    const w = this.startWatch(options, state);
+    const channel = w.queue as SharedWatcherChannel;
+    channel.onRemoteCancel = () => w.stop('client');
+    let initial: SharedArrayBuffer | null = null;
+    const pending = this.remoteInitial.get(w);
+    this.remoteInitial.delete(w);
+    if (pending !== undefined && pending.length > 0) {
+      const bytes = msgpack.pack(pending.map((e) => ({ type: e.type, object: e.object })));
+      initial = new SharedArrayBuffer(bytes.length);
+      new Uint8Array(initial).set(bytes);
+    }
+    if (w.state === 'draining') channel.endRemote(); // (defensive: a start that already failed)
+    return { kind: 'watchcache.watch-port', version: 1, channel: channel.spsc.handle, ring: this.beta.ringHandle, state, initial, resource: this.resource };
+  }
+
+  /** Initial events of remote watches, taken by watchPort right after registration. */
+  private readonly remoteInitial = new Map<Watcher, WatchEvent[]>();
+
+  private startWatch(options: WatchOptions, remoteState: SharedArrayBuffer | undefined): Watcher {
     const v = validateWatchOptions(options);
     const selection = new Selection(options, this.indexers, this.triggerField);
     if (this.phase === 'stopped') throw new ServiceUnavailableError('watch cache is stopped');
     if (this.phase === 'new') throw new ServiceUnavailableError('watch cache is not started: call start() first', 1);
     const usesTrigger = selection.triggerValue !== undefined;
     const capacity = v.channelCapacity ?? this.channelCapacity ?? suggestedChannelSize(this.history.capacity, this.history.eventFreshDurationMs, this.triggerField !== undefined, usesTrigger);
-    const channel = this.beta?.channelFor(capacity);
+    const channel = this.beta?.channelFor(capacity, remoteState);
     const w = new Watcher({ id: this.nextWatcherId++, selection, capacity, allowBookmarks: v.allowBookmarks, owner: this, ...(channel === undefined ? {} : { channel }) });
     this.watchers.add(w);
     this.metrics.registeredWatchers.set(this.watchers.size);
@@ -299,6 +337,8 @@ export class WatchCache implements WatcherOwner {
         (target) => this.startFromRV(w, target),
         (err: unknown) => this.failStart(w, toWatchCacheError(err)),
       );
+    } else if (sie === true && v.rv <= this.rv) {
+      this.startFromState(w, v.allowBookmarks); // fresh enough already: registered now
     } else if (sie === true) {
       const n = v.rv;
       this.freshness.wait(n).then(
@@ -324,6 +364,11 @@ export class WatchCache implements WatcherOwner {
       if (obj !== undefined && sel.matches(obj)) events.push(this.state.addedEvent(key)!);
     }
     if (endBookmark) events.push(bookmarkEvent(this.resource, this.rv, { 'k8s.io/initial-events-end': 'true' }));
+    if (isRemote(w)) {
+      this.remoteInitial.set(w, events); // encoded into the port handle
+      this.register(w, this.rv, undefined);
+      return;
+    }
     this.register(w, this.rv, new SnapshotSource(events));
   }
 
@@ -358,22 +403,33 @@ export class WatchCache implements WatcherOwner {
   /** A start that cannot be served: one ERROR event, then the end. */
   private failStart(w: Watcher, err: WatchCacheError): void {
     if (w.state !== 'pending') return;
+    if (isRemote(w) && err instanceof ResourceExpiredError) {
+      const m = /\((\d+)\)$/.exec(err.message);
+      (w.queue as SharedWatcherChannel).endRemote({ position: w.startPosition, oldestMinus1: m === null ? 0 : Number(m[1]) });
+    }
     w.activate(0, undefined);
     w.drain('error', errorEvent(err));
   }
 
   /** Alpha/beta expiry: remove from dispatch, count, drain the backlog, then one 410. */
-  private expire(w: Watcher, message: string): void {
+  private expire(w: Watcher, position: number, oldestMinus1: number): void {
     if (!w.accepting) return;
     this.index.remove(w);
     this.policy.onEnded(w);
     this.metrics.terminated[w.reachedLive ? 'resource_expired' : 'resource_expired_initial'].inc();
-    w.drain('expired', errorEvent(new ResourceExpiredError(message)));
+    if (isRemote(w)) {
+      // The consuming thread drains what is queued, then yields the 410.
+      (w.queue as SharedWatcherChannel).endRemote({ position, oldestMinus1 });
+      w.stop('expired');
+      return;
+    }
+    w.drain('expired', errorEvent(ResourceExpiredError.tooOld(position, oldestMinus1)));
   }
 
   // ---- WatcherOwner ----
 
-  watcherEnded(w: Watcher, _reason: EndReason): void {
+  watcherEnded(w: Watcher, reason: EndReason): void {
+    if (isRemote(w) && reason !== 'expired' && reason !== 'client') (w.queue as SharedWatcherChannel).endRemote();
     this.index.remove(w);
     this.policy.onEnded(w);
     const t = this.timeouts.get(w);
@@ -556,6 +612,10 @@ export class WatchCache implements WatcherOwner {
     const state = this.state.stateAt(after);
     return buildPage([...state.keys()].sort(), (k) => state.get(k), selection, rv, limit, start);
   }
+}
+
+function isRemote(w: Watcher): boolean {
+  return w.queue instanceof SharedWatcherChannel && w.queue.remoteState !== undefined;
 }
 
 function splitKey(key: string): [string, string] {

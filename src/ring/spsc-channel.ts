@@ -345,6 +345,15 @@ export class SpscChannel {
     return epoch;
   }
 
+  /**
+   * Wake a parked consumer without pushing (any thread): for a third party
+   * that changed something the consumer checks on wake-up (e.g. "the server
+   * ended this watch" while another thread owns the producer side).
+   */
+  wakeConsumer(): void {
+    this.wake(H_DATA_WAITING, H_DATA_EPOCH);
+  }
+
   private wake(waitingWord: number, epochWord: number): void {
     const h = this.h;
     Atomics.store(h, waitingWord, 0);

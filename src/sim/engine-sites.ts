@@ -17,7 +17,7 @@ import type { WorkerMember, WorkerPassHost } from '../beta/worker-pass-host.js';
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { WatchCacheEvent } from '../history/watch-cache-event.js';
 import type { StallPolicy } from '../sync/stall-policy.js';
-import type { SyncPass } from '../sync/sync-pass.js';
+import type { PassStats, SyncPass } from '../sync/sync-pass.js';
 import type { Watcher } from '../watch/watcher.js';
 import type { PassObserver } from './pass-observer.js';
 
@@ -72,22 +72,28 @@ interface SchedulerInternals {
 
 /**
  * The sync worker's own view of time. Under virtual time a pass takes no
- * time at all; a real worker thread is busy while it runs one. The view is
- * the engine's clock, except that while the worker is busy with modelled
- * pass work its time runs ahead (busyUntil), and its timers fire no earlier
- * than that. So the worker's scheduler measures its passes as a real worker
- * would and scales its busy period from them, while the main thread's time
- * is untouched (the passes run off it).
+ * time at all; a real worker thread is busy while it runs one: it measures
+ * that duration (and scales its busy period from it), and it cannot start
+ * the next pass before the last one ended. The view is the engine's clock,
+ * except that after modelled pass work the worker's time stands at the end
+ * of that work (busyUntil) until the engine's clock catches up, its timers
+ * fire no earlier than that, and a pass asked for while it is still busy
+ * starts when it is free (see observeBeta). The main thread's time is
+ * untouched: the passes run off it.
  */
 class WorkerClockView implements Clock {
   private busyUntil = -Infinity;
-  private readonly base: Clock;
+  readonly base: Clock;
   constructor(base: Clock) {
     this.base = base;
   }
   /** The worker spent `ms` of modelled time from now. */
   spend(ms: number): void {
     this.busyUntil = this.now() + ms;
+  }
+  /** Engine-clock ms until the worker is free (<= 0: free now). */
+  freeIn(): number {
+    return this.busyUntil - this.base.now();
   }
   now(): number {
     const t = this.base.now();
@@ -146,7 +152,7 @@ export function observeBeta(beta: BetaSync, o: PassObserver): SiteAccounting {
   return {
     unsynced: () => beta.unsynced.size,
     mainThreadWorkMs: () => mainMs,
-    offThreadWorkMs: () => beta.workerStats.workMs,
+    offThreadWorkMs: () => o.realMs, // measured around every pass (the worker's own figure misses deferred ones)
     ringMirrorMs: () => ringMs,
     poll: () => {
       if (host !== undefined) return;
@@ -157,6 +163,14 @@ export function observeBeta(beta: BetaSync, o: PassObserver): SiteAccounting {
       const view = new WorkerClockView(scheduler.clock);
       scheduler.clock = view;
       o.attach<WorkerMember>({ pass, host, idOf: (m) => m.id, onMainThread: false, resyncIsFinal: false, spendOffThread: (ms) => view.spend(ms) });
+      // One thread: a pass asked for while the last one is still running (in modelled time) starts when it ends.
+      const run = pass.run.bind(pass);
+      const members = host.members;
+      pass.run = (unsynced: Iterable<WorkerMember>, done: (stats: PassStats) => void): void => {
+        const wait = view.freeIn();
+        if (wait <= 0) run(unsynced, done);
+        else view.base.setTimeout(() => run(members.values(), done), wait);
+      };
     },
   };
 }

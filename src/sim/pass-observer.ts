@@ -72,6 +72,8 @@ export class PassObserver {
   /** Modelled pass cost spent off the main thread (beta's worker). */
   offThreadModelledMs = 0;
   peakUnsynced = 0;
+  /** Real ms spent inside passes (their synchronous parts and retry rounds), measured here. */
+  realMs = 0;
   private neverServed = 0;
   private readonly env: ObserverEnv;
   private readonly tracks = new Map<number, Track>();
@@ -167,7 +169,9 @@ export class PassObserver {
     const defer = host.defer.bind(host);
     host.defer = (fn: () => void): void =>
       defer(() => {
+        const t0 = performance.now();
         fn();
+        this.realMs += performance.now() - t0;
         this.charge();
       });
     const resync = host.resync.bind(host);
@@ -189,11 +193,20 @@ export class PassObserver {
       this.passes++;
       const members = [...unsynced]; // one walk for us, one for the pass
       const eligible = this.beforePass(members, host.oldestServableRV(), site.idOf);
+      const t0 = performance.now();
+      let measured = false;
+      const measure = (): void => {
+        if (measured) return;
+        measured = true;
+        this.realMs += performance.now() - t0;
+      };
       run(members, (stats) => {
+        measure(); // when done is called within the synchronous part
         this.charge(); // before the scheduler reads the pass duration
         this.afterPass(eligible);
         done(stats);
       });
+      measure();
       this.charge();
     };
   }
