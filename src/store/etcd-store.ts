@@ -88,6 +88,7 @@ import { realClock, type Clock, type TimerHandle } from '../core/clock.js';
 import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.js';
 import type { KubeObject, Store, StoreEvent, StoreListResult, StoreWatch } from '../core/types.js';
 import { StoreCompactedError, StoreUnavailableError } from './store-errors.js';
+import { checkPrecondition, identify } from './write-preconditions.js';
 
 export interface EtcdStoreOptions {
   /** Client URLs, e.g. ['http://127.0.0.1:2379']. */
@@ -827,27 +828,4 @@ function freeze(object: KubeObject, metadata: KubeObject['metadata'], rv: number
   return Object.freeze({ ...object, metadata: meta }) as KubeObject;
 }
 
-/** Same validation as MemoryStore. */
-function identify(object: KubeObject): { namespace: string; name: string } {
-  const meta = object?.metadata;
-  if (meta === undefined || meta === null || typeof meta !== 'object') {
-    throw new BadRequestError('object has no metadata');
-  }
-  if (typeof meta.name !== 'string' || meta.name === '') throw new BadRequestError('metadata.name is required');
-  if (meta.namespace !== undefined && typeof meta.namespace !== 'string') {
-    throw new BadRequestError('metadata.namespace must be a string');
-  }
-  return { namespace: meta.namespace ?? '', name: meta.name };
-}
 
-/** Same rule and message as MemoryStore: a given RV must equal the stored one as a string. */
-function checkPrecondition(given: string | undefined, stored: KubeObject, name: string, verb: string): void {
-  if (given === undefined || given === '') return;
-  if (given !== stored.metadata.resourceVersion) {
-    throw new ConflictError(
-      'Conflict',
-      `Operation cannot be fulfilled on "${name}": the object has been modified; please apply your changes to the latest version and try again (${verb} at resourceVersion ${given}, stored ${stored.metadata.resourceVersion})`,
-      name,
-    );
-  }
-}

@@ -24,6 +24,7 @@ import {
   type StoreWatch,
 } from '../core/types.js';
 import { StoreCompactedError } from './store-errors.js';
+import { checkPrecondition, identify } from './write-preconditions.js';
 
 interface Subscriber {
   nextIndex: number; // index into `log` of the next event to deliver
@@ -186,28 +187,7 @@ export class MemoryStore implements Store {
   }
 }
 
-function identify(object: KubeObject): { namespace: string; name: string } {
-  const meta = object?.metadata;
-  if (meta === undefined || meta === null || typeof meta !== 'object') {
-    throw new BadRequestError('object has no metadata');
-  }
-  if (typeof meta.name !== 'string' || meta.name === '') throw new BadRequestError('metadata.name is required');
-  if (meta.namespace !== undefined && typeof meta.namespace !== 'string') {
-    throw new BadRequestError('metadata.namespace must be a string');
-  }
-  return { namespace: meta.namespace ?? '', name: meta.name };
-}
 
-function checkPrecondition(given: string | undefined, stored: KubeObject, name: string, verb: string): void {
-  if (given === undefined || given === '') return;
-  if (given !== stored.metadata.resourceVersion) {
-    throw new ConflictError(
-      'Conflict',
-      `Operation cannot be fulfilled on "${name}": the object has been modified; please apply your changes to the latest version and try again (${verb} at resourceVersion ${given}, stored ${stored.metadata.resourceVersion})`,
-      name,
-    );
-  }
-}
 
 function stamp(object: KubeObject, rv: number, keep: { uid: string | undefined; creationTimestamp: string | undefined }): KubeObject {
   const metadata = { ...object.metadata, resourceVersion: String(rv) };

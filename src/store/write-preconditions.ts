@@ -1,0 +1,32 @@
+/**
+ * The write rules every store shares (MemoryStore and EtcdStore give the same
+ * answers): what identifies an object, and the resourceVersion precondition
+ * of update and delete (409 Conflict when stale).
+ */
+import { BadRequestError, ConflictError } from '../core/errors.js';
+import type { KubeObject } from '../core/types.js';
+
+/** Namespace and name of an object to write; 400 when missing or malformed. */
+export function identify(object: KubeObject): { namespace: string; name: string } {
+  const meta = object?.metadata;
+  if (meta === undefined || meta === null || typeof meta !== 'object') {
+    throw new BadRequestError('object has no metadata');
+  }
+  if (typeof meta.name !== 'string' || meta.name === '') throw new BadRequestError('metadata.name is required');
+  if (meta.namespace !== undefined && typeof meta.namespace !== 'string') {
+    throw new BadRequestError('metadata.namespace must be a string');
+  }
+  return { namespace: meta.namespace ?? '', name: meta.name };
+}
+
+/** A given resourceVersion must equal the stored one (as a string), else 409 Conflict. */
+export function checkPrecondition(given: string | undefined, stored: KubeObject, name: string, verb: string): void {
+  if (given === undefined || given === '') return;
+  if (given !== stored.metadata.resourceVersion) {
+    throw new ConflictError(
+      'Conflict',
+      `Operation cannot be fulfilled on "${name}": the object has been modified; please apply your changes to the latest version and try again (${verb} at resourceVersion ${given}, stored ${stored.metadata.resourceVersion})`,
+      name,
+    );
+  }
+}
