@@ -38,9 +38,10 @@ async function main(argv: string[]): Promise<number | undefined> {
     case 'serve':
       return serve(rest);
     case 'bench':
+      // Loaded on demand: `serve` never loads the benchmark suite.
+      return (await import('../../native-bench/bench-command.js')).runBenchCommand(rest);
     case 'simulate':
-      io.err(`watchcache ${command}: not available yet`);
-      return 2;
+      return (await import('../sim/simulate-command.js')).runSimulateCommand(rest);
     case '-h':
     case '--help':
     case 'help':

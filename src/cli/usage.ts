@@ -4,8 +4,8 @@ export const MAIN_USAGE = `Usage: watchcache <command> [options]
 
 Commands:
   serve      Serve the Kubernetes list/watch API (HTTP/1.1, h2c and TLS)
-  bench      Throughput benchmark of the modes (not available yet)
-  simulate   Scenario simulator (not available yet)
+  bench      Benchmarks: every mode side by side, the floor, and real peers
+  simulate   The simulator: the real engine on a virtual clock, scenarios and sweeps
 
 Run 'watchcache <command> --help' for the options of a command.
 `;

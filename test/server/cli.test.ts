@@ -54,12 +54,15 @@ describe('watchcache CLI arguments', () => {
     }
   });
 
-  test('bench and simulate are not available yet (exit 2)', () => {
-    for (const cmd of ['bench', 'simulate']) {
-      const r = run([cmd]);
-      assert.equal(r.status, 2);
-      assert.match(r.stderr, /not available yet/);
-    }
+  test('bench and simulate: --help exits 0, bad flags and a missing scenario exit 2 with a clear message', () => {
+    assert.equal(run(['bench', '--help']).status, 0);
+    assert.equal(run(['simulate', '--help']).status, 0);
+    const bad = run(['bench', '--bogus']);
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /Unknown option '--bogus'/);
+    const missing = run(['simulate', '--scenario', '/nonexistent/scenario.json']);
+    assert.equal(missing.status, 2);
+    assert.match(missing.stderr, /invalid scenario .*cannot read/s);
   });
 });
 

@@ -1,0 +1,147 @@
+/**
+ * Flags of `watchcache bench` / `npm run bench` (API.md: --modes --watchers
+ * --stalled --rate --duration --json --html, plus --quick/--full and a few
+ * suite selectors) and the plan they resolve to. Pure: no I/O.
+ */
+import { parseArgs } from 'node:util';
+import { MODES, type Mode } from '../src/index.js';
+import type { SlowVariant } from './lib/types.js';
+
+export type Suite = 'kep' | 'throughput' | 'floor' | 'peers';
+export const SUITES: readonly Suite[] = ['kep', 'throughput', 'floor', 'peers'];
+
+export interface BenchPlan {
+  help: boolean;
+  quick: boolean;
+  suites: Suite[];
+  modes: Mode[];
+  json: string | undefined;
+  html: string | undefined;
+  kep: {
+    modes: Mode[];
+    slowCounts: number[];
+    variants: SlowVariant[];
+    rateVariantCounts: number[] | undefined;
+    healthy: number;
+    rate: number;
+    slowReadRate: number;
+    channelCapacity: number;
+    durationS: number;
+  };
+  throughput: { modes: Mode[]; durationS: number; bigWatchers: number };
+  floor: { timeMs: number };
+  peers: {
+    naiveCounts: number[];
+    naiveDurationS: number;
+    rate: number;
+    etcd: boolean;
+    etcdWatchers: number[];
+    etcdRate: number;
+    etcdDurationS: number;
+    http: boolean;
+    httpClients: number;
+    httpStalled: number;
+    httpRate: number;
+    httpDurationS: number;
+  };
+}
+
+export const USAGE = `watchcache bench [--modes off,alpha,beta] [--watchers N] [--stalled N[,N...]] [--rate EVENTS_PER_S]
+                 [--duration S] [--json FILE] [--html FILE]
+                 [--quick | --full] [--suite kep,throughput,floor,peers] [--variants stalled,rate]
+                 [--slow-read-rate EVENTS_PER_S] [--channel-capacity N] [--no-etcd] [--no-http]
+
+  --watchers N     healthy watchers next to the slow ones (default 1)
+  --stalled N      slow watchers; a comma list sweeps (default quick 0,100,1000,10000; full adds 100000)
+  --rate R         writer rate, events/s (default 1000)
+  --duration S     length of each KEP run: half stall, half resume (default quick 4, full 10)
+  --quick          the default: smaller N and shorter runs (a few minutes on 2 cores)
+  --full           the whole sweep (N up to 100,000; etcd with W up to 1000)
+  --json FILE      default bench-results/latest.json
+  --html FILE      default bench-results/latest.html (self-contained, inline SVG)`;
+
+function list(s: string | undefined): string[] | undefined {
+  return s === undefined ? undefined : s.split(',').map((x) => x.trim()).filter((x) => x !== '');
+}
+
+function int(name: string, s: string | undefined, min: number): number | undefined {
+  if (s === undefined) return undefined;
+  const n = Number(s);
+  if (!Number.isFinite(n) || n < min) throw new Error(`--${name} must be a number >= ${min}, got "${s}"`);
+  return n;
+}
+
+/** Parse argv (without node and script). Throws an Error with a message for bad flags. */
+export function parseBenchArgs(argv: string[]): BenchPlan {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      modes: { type: 'string' },
+      watchers: { type: 'string' },
+      stalled: { type: 'string' },
+      rate: { type: 'string' },
+      duration: { type: 'string' },
+      json: { type: 'string' },
+      html: { type: 'string' },
+      quick: { type: 'boolean' },
+      full: { type: 'boolean' },
+      suite: { type: 'string' },
+      variants: { type: 'string' },
+      'slow-read-rate': { type: 'string' },
+      'channel-capacity': { type: 'string' },
+      'no-etcd': { type: 'boolean' },
+      'no-http': { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.quick && values.full) throw new Error('--quick and --full exclude each other');
+  const quick = values.full !== true;
+  const modes = (list(values.modes) ?? [...MODES]) as Mode[];
+  for (const m of modes) if (!MODES.includes(m)) throw new Error(`unknown mode "${m}" in --modes (off, alpha, beta)`);
+  const suites = (list(values.suite) ?? [...SUITES]) as Suite[];
+  for (const s of suites) if (!SUITES.includes(s)) throw new Error(`unknown suite "${s}" in --suite (${SUITES.join(', ')})`);
+  const variants = (list(values.variants) ?? ['stalled', 'rate']) as SlowVariant[];
+  for (const v of variants) if (v !== 'stalled' && v !== 'rate') throw new Error(`unknown variant "${v}" in --variants (stalled, rate)`);
+  const stalled = list(values.stalled)?.map((s) => int('stalled', s, 0)!);
+  const rate = int('rate', values.rate, 1) ?? 1000;
+  const durationS = int('duration', values.duration, 0.5) ?? (quick ? 4 : 10);
+  const slowCounts = stalled ?? (quick ? [0, 100, 1000, 10_000] : [0, 100, 1000, 10_000, 100_000]);
+  return {
+    help: values.help === true,
+    quick,
+    suites,
+    modes,
+    json: values.json ?? 'bench-results/latest.json',
+    html: values.html ?? 'bench-results/latest.html',
+    kep: {
+      modes,
+      slowCounts,
+      variants,
+      rateVariantCounts: stalled !== undefined ? undefined : quick ? [1000] : [100, 1000, 10_000],
+      healthy: int('watchers', values.watchers, 1) ?? 1,
+      rate,
+      slowReadRate: int('slow-read-rate', values['slow-read-rate'], 0) ?? rate / 4,
+      channelCapacity: int('channel-capacity', values['channel-capacity'], 1) ?? 100,
+      durationS,
+    },
+    throughput: { modes, durationS: quick ? 2.5 : 6, bigWatchers: 100_000 },
+    floor: { timeMs: quick ? 250 : 1000 },
+    peers: {
+      naiveCounts: quick ? [10_000] : [10_000, 100_000],
+      naiveDurationS: quick ? 3 : 8,
+      rate,
+      etcd: values['no-etcd'] !== true,
+      etcdWatchers: quick ? [100] : [100, 1000],
+      etcdRate: quick ? 200 : 500,
+      etcdDurationS: quick ? 4 : 10,
+      http: values['no-http'] !== true,
+      // Enough bytes for a paused stream to back up through loopback TCP buffers (~3,000 events of 2 KiB).
+      // More reading clients than this saturate the one client process on 2 vCPUs, not the server.
+      httpClients: quick ? 50 : 200,
+      httpStalled: quick ? 50 : 100,
+      httpRate: quick ? 400 : 300,
+      httpDurationS: quick ? 8 : 15,
+    },
+  };
+}

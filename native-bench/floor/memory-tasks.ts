@@ -1,0 +1,114 @@
+/**
+ * Floor tasks that stay on one thread: the SharedArrayBuffer history ring
+ * (append+publish, read, readMeta), a watcher channel push+pop (EventQueue,
+ * SpscChannel), the fan-out floor (one reference into N channels), encoding
+ * the same pod with JSON and msgpackr, and a microtask hop (the in-process
+ * delivery floor). Each task does `ops` operations per call so that
+ * tinybench's own per-call cost does not dominate nanosecond operations.
+ */
+import { Packr } from 'msgpackr';
+import { HistoryRing, createRingRecord, EventTypeCode } from '../../src/ring/history-ring.js';
+import { SpscChannel } from '../../src/ring/spsc-channel.js';
+import { EventQueue } from '../../src/watch/event-queue.js';
+import { WatchEvent } from '../../src/wire/watch-event.js';
+import { makePod } from '../lib/pod.js';
+
+export interface FloorTask {
+  name: string;
+  group: string;
+  unit: 'ns/op' | 'us/op';
+  /** Operations per call of fn. */
+  ops: number;
+  fn: () => unknown;
+}
+
+export function ringTasks(): FloorTask[] {
+  const packr = new Packr({ useRecords: false });
+  const payload = packr.pack({ type: 'MODIFIED', object: makePod(1), prevObject: makePod(1) });
+  const ring = new HistoryRing({ capacity: 4096, arenaBytes: 4096 * (payload.length + 64) });
+  const reader = ring.reader();
+  const rec = createRingRecord(payload.length + 64);
+  let rv = 0;
+  const meta = { rv: 0, type: EventTypeCode.MODIFIED, nsHash: 1, nameHash: 2, triggerHash: 0, prevTriggerHash: 0 };
+  const append = (): void => {
+    meta.rv = ++rv;
+    ring.append(meta, payload);
+    ring.publish();
+  };
+  for (let i = 0; i < 4096; i++) append();
+  const OPS = 256;
+  return [
+    { name: `ring append+publish (${payload.length} B msgpack: object+prevObject)`, group: 'SAB history ring', unit: 'ns/op', ops: OPS, fn: () => { for (let i = 0; i < OPS; i++) append(); } },
+    {
+      name: `ring read (copy ${payload.length} B out)`, group: 'SAB history ring', unit: 'ns/op', ops: OPS,
+      fn: () => { const last = reader.publishedIndex - 1; for (let i = 0; i < OPS; i++) reader.read(last - (i & 1023), rec); },
+    },
+    {
+      name: 'ring readMeta (scan step)', group: 'SAB history ring', unit: 'ns/op', ops: OPS,
+      fn: () => { const last = reader.publishedIndex - 1; for (let i = 0; i < OPS; i++) reader.readMeta(last - (i & 1023), rec); },
+    },
+  ];
+}
+
+export function channelTasks(big: number): FloorTask[] {
+  const ev = new WatchEvent('MODIFIED', makePod(1), 1);
+  const q = new EventQueue(100);
+  const spsc = SpscChannel.create(100);
+  const OPS = 256;
+  const fanout = (n: number): FloorTask => {
+    const qs = Array.from({ length: n }, () => new EventQueue(100));
+    return {
+      name: `fan-out: one ref into ${n.toLocaleString('en-US')} EventQueues (push, then drain)`, group: 'watcher channel', unit: 'ns/op', ops: n,
+      fn: () => { for (let i = 0; i < n; i++) qs[i]!.push(ev); for (let i = 0; i < n; i++) qs[i]!.shift(); },
+    };
+  };
+  const spscFanout = (n: number): FloorTask => {
+    const cs = Array.from({ length: n }, () => SpscChannel.create(16));
+    return {
+      name: `fan-out: one ref into ${n.toLocaleString('en-US')} SpscChannels (tryPush, then pop)`, group: 'watcher channel', unit: 'ns/op', ops: n,
+      fn: () => { for (let i = 0; i < n; i++) cs[i]!.tryPush(7); for (let i = 0; i < n; i++) cs[i]!.pop(); },
+    };
+  };
+  return [
+    { name: 'EventQueue push+shift (alpha/off channel)', group: 'watcher channel', unit: 'ns/op', ops: OPS, fn: () => { for (let i = 0; i < OPS; i++) { q.push(ev); q.shift(); } } },
+    { name: 'SpscChannel tryPush+pop, same thread (beta channel)', group: 'watcher channel', unit: 'ns/op', ops: OPS, fn: () => { for (let i = 0; i < OPS; i++) { spsc.tryPush(i); spsc.pop(); } } },
+    fanout(1000),
+    fanout(big),
+    spscFanout(1000),
+    spscFanout(Math.min(big, 10_000)),
+  ];
+}
+
+export function encodeTasks(): FloorTask[] {
+  const pods = Array.from({ length: 64 }, (_, i) => makePod(i));
+  const packr = new Packr({ useRecords: false, moreTypes: false });
+  const strings = pods.map((p) => JSON.stringify({ type: 'MODIFIED', object: p }));
+  const packed = pods.map((p) => packr.pack({ type: 'MODIFIED', object: p }));
+  const bytes = Buffer.byteLength(strings[0]!);
+  let k = 0;
+  const next = (): number => (k = (k + 1) & 63);
+  return [
+    { name: `JSON.stringify event (${bytes} B)`, group: 'encode pod', unit: 'us/op', ops: 1, fn: () => JSON.stringify({ type: 'MODIFIED', object: pods[next()] }) },
+    { name: 'jsonLine form: Buffer.from(JSON.stringify + "\\n")', group: 'encode pod', unit: 'us/op', ops: 1, fn: () => Buffer.from(JSON.stringify({ type: 'MODIFIED', object: pods[next()] }) + '\n') },
+    { name: `msgpackr pack event (${packed[0]!.length} B, useRecords:false)`, group: 'encode pod', unit: 'us/op', ops: 1, fn: () => packr.pack({ type: 'MODIFIED', object: pods[next()] }) },
+    { name: 'msgpackr pack object+prevObject (beta ring payload)', group: 'encode pod', unit: 'us/op', ops: 1, fn: () => { const p = pods[next()]; return packr.pack({ type: 'MODIFIED', object: p, prevObject: p }); } },
+    { name: 'JSON.parse event', group: 'decode pod', unit: 'us/op', ops: 1, fn: () => JSON.parse(strings[next()]!) },
+    { name: 'msgpackr unpack event', group: 'decode pod', unit: 'us/op', ops: 1, fn: () => packr.unpack(packed[next()]!) },
+  ];
+}
+
+/** Resolve a pending promise and run its continuation: the floor of in-process delivery. */
+export function hopTask(): FloorTask {
+  const OPS = 64;
+  return {
+    name: 'microtask hop: resolve a pending promise, await it', group: 'in-process delivery', unit: 'ns/op', ops: OPS,
+    fn: async () => {
+      for (let i = 0; i < OPS; i++) {
+        let resolve!: () => void;
+        const p = new Promise<void>((r) => (resolve = r));
+        resolve();
+        await p;
+      }
+    },
+  };
+}

@@ -1,0 +1,97 @@
+/**
+ * Terminal tables of every section of the report (also reused verbatim in
+ * the HTML report as preformatted text): KEP runs, throughput split, the
+ * floor, peers, and engine-vs-floor ratios.
+ */
+import { fmt, printTable, renderTable, type Cell } from '../lib/table.js';
+import type { BenchReport, EtcdPeerRow, FloorRow, HttpPeerRow, KepRow, NaiveRow, RatioRow, ThroughputRow } from '../lib/types.js';
+
+export const KEP_HEADERS = [
+  'variant', 'N slow', 'mode', 'ev/s in', 'deliv/s out', 'stall p50 µs', 'stall p99 µs', 'stall p999 µs', 'resume p50 µs', 'resume p99 µs', 'max µs', 'writer lag p99 µs',
+  'force-closes', 'healthy closed', '410s', 'reconnects', 'json enc/ev', 'msgpack enc/ev',
+];
+
+export function kepCells(r: KepRow): Cell[] {
+  return [
+    r.variant, r.slow, r.modeLabel, r.eventsPerSecIn, r.pushesPerSecOut, r.latencyStall.p50Us, r.latencyStall.p99Us, r.latencyStall.p999Us,
+    r.latencyResume.p50Us, r.latencyResume.p99Us, r.latency.maxUs, r.writerLag.p99Us, r.forceCloses, r.healthyEnded, r.expired410, r.reconnects, r.encodingsPerEvent, r.msgpackPerEvent,
+  ];
+}
+
+export const KEP_CATCHUP_HEADERS = [
+  'variant', 'N slow', 'mode', 'stalls', 'passes', 'catch-up % main', 'worker %', 'scan ev/s', 'pass pushes', 'resynced', 'resync p50 ms', 'resync p99 ms', 'resync max ms',
+  'ELU %', 'RSS base MiB', 'RSS peak MiB', 'heap B/watcher', 'RSS B/watcher', 'heap B/slow @end',
+];
+
+export function kepCatchupCells(r: KepRow): Cell[] {
+  return [
+    r.variant, r.slow, r.modeLabel, r.stalls, r.passes, r.catchupShare * 100, r.workerShare * 100, r.scanRatePerS, r.passPushes,
+    `${r.resync.resynced}/${r.resync.slow}`, r.resync.p50Ms, r.resync.p99Ms, r.resync.maxMs,
+    r.elu * 100, r.memory.rssBaseMiB, r.memory.rssPeakMiB, r.memory.heapPerWatcherB, r.memory.rssPerWatcherB, r.memory.heapPerSlowWatcherEndB,
+  ];
+}
+
+export function printKepTable(rows: KepRow[]): void {
+  printTable('KEP benchmark: healthy watcher next to N slow ones (write -> receipt latency)', KEP_HEADERS, rows.map(kepCells));
+  printTable('KEP benchmark: catch-up, resync and memory', KEP_CATCHUP_HEADERS, rows.map(kepCatchupCells));
+}
+
+export const THROUGHPUT_HEADERS = ['scenario', 'watchers', 'mode', 'events/s', 'pushes/s', 'encode µs/ev', 'append µs/ev', 'ring µs/ev', 'fan-out µs/ev', 'other µs/ev', 'total µs/ev', 'fan-out ns/push', 'stalls', 'force-closes'];
+
+export function throughputCells(r: ThroughputRow): Cell[] {
+  return [r.scenario, r.watchers, r.modeLabel, r.eventsPerSec, r.pushesPerSec, r.encodeUsPerEvent, r.appendUsPerEvent, r.ringUsPerEvent, r.fanoutUsPerEvent, r.otherUsPerEvent, r.totalUsPerEvent, r.fanoutNsPerPush, r.stalls, r.forceCloses];
+}
+
+export const FLOOR_HEADERS = ['group', 'primitive', 'unit', 'mean', 'p50', 'p99', 'ops/s'];
+
+export function floorCells(r: FloorRow): Cell[] {
+  return [r.group, r.name, r.unit, r.mean, r.p50, r.p99, r.opsPerSec];
+}
+
+export const NAIVE_HEADERS = ['system', 'N stalled', 'rate', 'events', 'p50 µs', 'p99 µs', 'heap growth MiB/s', 'heap end MiB', 'B/stalled watcher', 'capped'];
+
+export function naiveCells(r: NaiveRow): Cell[] {
+  return [r.system, r.slow, r.rate, r.eventsWritten, r.latency.p50Us, r.latency.p99Us, r.heapGrowthMiBPerS, r.heapEndMiB, r.bytesPerSlowWatcherEnd, r.capped ? 'yes' : 'no'];
+}
+
+export const ETCD_HEADERS = ['system', 'W', 'rate', 'writes', 'delivered', 'fraction', 'drain ms', 'deliv/s', 'p50 ms', 'p99 ms', 'max ms', 'node CPU %', 'etcd CPU %', 'etcd RSS MiB'];
+
+export function etcdCells(r: EtcdPeerRow): Cell[] {
+  return [r.system, r.watchers, r.rate, r.writes, r.delivered, r.deliveredFraction, r.drainMs, r.deliveredPerSec, r.latency.p50Us / 1000, r.latency.p99Us / 1000, r.latency.maxUs / 1000, r.nodeCpuPct, r.etcdCpuPct, r.etcdRssMiB];
+}
+
+export const HTTP_HEADERS = ['system', 'reading clients', 'stalled clients', 'rate', 'writes', 'delivered', 'fraction', 'p50 ms', 'p99 ms', 'max ms', 'server CPU %', 'stalls', 'force-closes', '410s', 'streams ended'];
+
+export function httpCells(r: HttpPeerRow): Cell[] {
+  return [r.system, r.clients, r.stalledClients, r.rate, r.writes, r.delivered, r.deliveredFraction, r.latency.p50Us / 1000, r.latency.p99Us / 1000, r.latency.maxUs / 1000, r.serverCpuPct, r.stalls, r.forceCloses, r.expired410, r.endedStreams];
+}
+
+export const RATIO_HEADERS = ['engine figure', 'engine', 'unit', 'floor (bounded by)', 'floor', 'engine / floor', 'note'];
+
+export function ratioCells(r: RatioRow): Cell[] {
+  return [r.figure, r.engine, r.engineUnit, r.floorName, r.floor, `${fmt(r.ratio)}x`, r.note];
+}
+
+/** Every section as [title, markdown table] pairs. */
+export function sections(report: BenchReport): [string, string][] {
+  const out: [string, string][] = [];
+  const add = (title: string, headers: string[], rows: Cell[][]): void => {
+    if (rows.length > 0) out.push([title, renderTable(headers, rows)]);
+  };
+  add('KEP benchmark: healthy watcher next to N slow watchers (write -> receipt latency, closes, encodings)', KEP_HEADERS, report.kep.map(kepCells));
+  add('KEP benchmark: catch-up, resync and memory', KEP_CATCHUP_HEADERS, report.kep.map(kepCatchupCells));
+  add('Throughput: max sustained ingest of 2 KiB pods, main-thread time per event', THROUGHPUT_HEADERS, report.throughput.map(throughputCells));
+  add('Floor: primitives on this machine (tinybench)', FLOOR_HEADERS, report.floor.map(floorCells));
+  add('Engine figures next to their floor', RATIO_HEADERS, report.ratios.map(ratioCells));
+  add('Peer (a): naive fan-out (per-watcher unbounded arrays) vs the engine, stalled watchers', NAIVE_HEADERS, report.peers.naive.map(naiveCells));
+  add('Peer (b): watchers directly on etcd vs the engine fronting the same etcd', ETCD_HEADERS, report.peers.etcd.map(etcdCells));
+  add('Peer (c): HTTP clients watching `watchcache serve`', HTTP_HEADERS, report.peers.http.map(httpCells));
+  return out;
+}
+
+export function printReport(report: BenchReport): void {
+  for (const [title, table] of sections(report)) console.log(`\n### ${title}\n\n${table}`);
+  if (report.peers.etcdSkipped !== '') console.log(`\npeer (b) etcd: ${report.peers.etcdSkipped}`);
+  if (report.peers.httpSkipped !== '') console.log(`\npeer (c) http: ${report.peers.httpSkipped}`);
+  for (const n of report.meta.notes) console.log(`note: ${n}`);
+}

@@ -1,0 +1,84 @@
+/**
+ * Smoke test of the benchmark suite (native-bench/): the KEP bench runs for
+ * about a second per mode with tiny N, in-process, and the result, the JSON
+ * report, the ratio table and the HTML report have the expected structure
+ * with finite numbers. Nothing here asserts timing: benchmarks measure.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Mode } from '../../src/index.js';
+import { parseBenchArgs } from '../../native-bench/bench-args.js';
+import { runKepOnce } from '../../native-bench/kep-bench.js';
+import type { BenchReport, KepRow } from '../../native-bench/lib/types.js';
+import { renderHtml } from '../../native-bench/report/html.js';
+import { computeRatios } from '../../native-bench/report/ratios.js';
+import { sections } from '../../native-bench/report/tables.js';
+
+/** Every number anywhere in `value` is finite; returns how many numbers it saw. */
+function assertFiniteNumbers(value: unknown, path = 'row'): number {
+  if (typeof value === 'number') {
+    assert.ok(Number.isFinite(value), `${path} is not finite: ${value}`);
+    return 1;
+  }
+  if (Array.isArray(value)) return value.reduce((n: number, v, i) => n + assertFiniteNumbers(v, `${path}[${i}]`), 0);
+  if (value !== null && typeof value === 'object') return Object.entries(value).reduce((n: number, [k, v]) => n + assertFiniteNumbers(v, `${path}.${k}`), 0);
+  return 0;
+}
+
+const rows: KepRow[] = [];
+
+for (const mode of ['off', 'alpha', 'beta'] as Mode[]) {
+  test(`KEP bench smoke (${mode}): structure and finite numbers`, { timeout: 60_000 }, async () => {
+    const row = await runKepOnce({ mode, slow: 20, healthy: 1, variant: 'stalled', rate: 400, slowReadRate: 100, channelCapacity: 10, stallS: 0.5, resumeS: 0.5, pods: 50, warmupWrites: 200 });
+    rows.push(row);
+    assert.equal(row.mode, mode);
+    assert.equal(row.slow, 20);
+    for (const key of ['latency', 'latencyStall', 'latencyResume', 'writerLag'] as const) {
+      for (const f of ['count', 'meanUs', 'p50Us', 'p90Us', 'p99Us', 'p999Us', 'maxUs'] as const) assert.equal(typeof row[key][f], 'number', `${key}.${f}`);
+    }
+    for (const f of ['eventsWritten', 'eventsPerSecIn', 'pushes', 'pushesPerSecOut', 'forceCloses', 'healthyEnded', 'expired410', 'reconnects', 'encodingsPerEvent', 'msgpackPerEvent', 'passes', 'passWorkMs', 'catchupShare', 'workerShare', 'scanned', 'scanRatePerS', 'elu', 'cpuMs'] as const) {
+      assert.equal(typeof row[f], 'number', f);
+    }
+    for (const f of ['slow', 'resynced', 'p50Ms', 'p99Ms', 'maxMs'] as const) assert.equal(typeof row.resync[f], 'number', `resync.${f}`);
+    for (const f of ['rssBaseMiB', 'rssPeakMiB', 'heapPerWatcherB', 'rssPerWatcherB', 'heapPerSlowWatcherEndB'] as const) assert.equal(typeof row.memory[f], 'number', `memory.${f}`);
+    assert.ok(assertFiniteNumbers(row) > 40);
+    assert.ok(row.latency.count > 0, 'the healthy watcher received events');
+  });
+}
+
+test('report: JSON, ratios, tables and HTML from KEP rows', () => {
+  assert.ok(rows.length > 0);
+  const report: BenchReport = {
+    meta: { node: process.version, date: new Date().toISOString(), cpus: 2, cpuModel: 'test', memGiB: 1, loadStart: 0, loadEnd: 0, argv: [], quick: true, modes: ['off', 'alpha', 'beta'], notes: ['smoke'], wallS: 1 },
+    kep: rows,
+    throughput: [],
+    floor: [{ name: 'microtask hop: resolve a pending promise, await it', group: 'in-process delivery', unit: 'ns/op', mean: 100, p50: 90, p99: 200, opsPerSec: 1e7, samples: 10 }],
+    peers: { naive: [], etcd: [], etcdSkipped: '', http: [], httpSkipped: '' },
+    ratios: [],
+  };
+  report.ratios = computeRatios(report);
+  const parsed = JSON.parse(JSON.stringify(report)) as BenchReport;
+  assert.deepEqual(Object.keys(parsed).sort(), ['floor', 'kep', 'meta', 'peers', 'ratios', 'throughput']);
+  assertFiniteNumbers(parsed.kep);
+  assertFiniteNumbers(parsed.ratios);
+  assert.ok(sections(report).length >= 2);
+  const html = renderHtml(report);
+  assert.match(html, /^<!doctype html>/);
+  assert.match(html, /<svg /);
+  assert.doesNotMatch(html, /<script|https?:\/\/(?!www\.w3\.org)/, 'self-contained: no script, no external URL');
+});
+
+test('bench flags: API.md flags parse; bad flags throw', () => {
+  const p = parseBenchArgs(['--modes', 'alpha,beta', '--watchers', '2', '--stalled', '100', '--rate', '500', '--duration', '3', '--json', 'x.json', '--html', 'x.html']);
+  assert.deepEqual(p.modes, ['alpha', 'beta']);
+  assert.equal(p.kep.healthy, 2);
+  assert.deepEqual(p.kep.slowCounts, [100]);
+  assert.equal(p.kep.rate, 500);
+  assert.equal(p.kep.durationS, 3);
+  assert.equal(p.json, 'x.json');
+  assert.equal(p.html, 'x.html');
+  assert.equal(parseBenchArgs([]).quick, true);
+  assert.equal(parseBenchArgs(['--full']).quick, false);
+  assert.throws(() => parseBenchArgs(['--modes', 'gamma']));
+  assert.throws(() => parseBenchArgs(['--rate', '-1']));
+});
