@@ -34,7 +34,7 @@ import type { Watcher } from '../watch/watcher.js';
 import { msgpack, type WatchEvent } from '../wire/watch-event.js';
 import { ControlBlock } from './control-block.js';
 import { SharedWatcherChannel, VARIANT_BOOKMARK } from './shared-watcher-channel.js';
-import type { MainToWorker, WorkerToMain } from './sync-messages.js';
+import type { AdoptRequest, MainToWorker, WorkerToMain } from './sync-messages.js';
 import type { RingSelectionData } from './worker-pass-host.js';
 import { SyncWorkerEndpoint } from './sync-worker-endpoint.js';
 
@@ -142,6 +142,7 @@ export class BetaSync implements FullChannelPolicy {
     this.onWorkerError?.(`sync worker died: ${why}`);
     this.worker = undefined;
     this.introduced.clear();
+    this.pendingAdopts = []; // every unsynced watcher is adopted again below, with its channel
     this.startWorker();
     for (const w of [...this.unsynced.values()]) {
       const channel = w.queue as SharedWatcherChannel;
@@ -173,24 +174,33 @@ export class BetaSync implements FullChannelPolicy {
     return this.ring.handle;
   }
 
-  /** Step 1: mirror an appended history event into the ring (encoded once), then publish. */
-  appended(event: WatchCacheEvent): void {
-    if (this.desynced) return;
+  /** A msgpack frame for an object no event has carried yet (one from the initial list). */
+  encodeFrame(object: KubeObject): Uint8Array {
+    this.metrics.encoded('msgpack');
+    return msgpack.pack({ type: 'ADDED', object });
+  }
+
+  /**
+   * Step 1: mirror an appended history event into the ring, then publish.
+   * Payload: the event's wire frame `{type, object}` (its one msgpack
+   * encoding, shared with msgpack streams), the selection data, and the
+   * frame that carried the previous object (reused bytes, not re-encoded).
+   * Returns the event's frame (the object state keeps it for the next event).
+   */
+  appended(event: WatchCacheEvent, prevFrame: Uint8Array | undefined): Uint8Array | undefined {
+    if (this.desynced) return undefined;
     this.syncCapacity();
-    // The ring payload is the event's wire frame {type, object} (encoded once, shared with
-    // msgpack streams: "the frames as they are in the ring"), followed by what only selection
-    // needs: the previous object and the indexer values (functions cannot cross threads).
     const frame = event.deliver(Delivery.AsIs).msgpackFrame(this.metrics);
-    const extra: RingSelectionData = {};
-    if (event.prevObject !== undefined) extra.prevObject = event.prevObject;
+    const sel: RingSelectionData = { hasPrev: prevFrame !== undefined };
     if (this.indexerFields.length > 0) {
-      extra.iv = indexValues(this.indexers, event.object);
-      if (event.prevObject !== undefined) extra.piv = indexValues(this.indexers, event.prevObject);
+      sel.iv = indexValues(this.indexers, event.object);
+      if (event.prevObject !== undefined) sel.piv = indexValues(this.indexers, event.prevObject);
     }
-    const tail = msgpack.pack(extra);
-    const bytes = new Uint8Array(frame.length + tail.length);
+    const selBytes = msgpack.pack(sel);
+    const bytes = new Uint8Array(frame.length + selBytes.length + (prevFrame?.length ?? 0));
     bytes.set(frame, 0);
-    bytes.set(tail, frame.length);
+    bytes.set(selBytes, frame.length);
+    if (prevFrame !== undefined) bytes.set(prevFrame, frame.length + selBytes.length);
     try {
       const abs = this.ring.append(
         {
@@ -209,17 +219,19 @@ export class BetaSync implements FullChannelPolicy {
       this.desynced = true;
       this.onWorkerError?.(`history ring desynchronized: ${(err as Error).message}`);
       for (const w of [...this.unsynced.values()]) this.hooks.expire(w, this.history.oldestServableRV() ?? event.rv);
-      return;
+      return frame;
     }
     this.ring.publish();
     if (this.inProcess !== undefined) {
       const endpoint = this.inProcess;
       this.clock.setTimeout(() => endpoint.published(), 0);
     }
+    return frame;
   }
 
   /** A relist: the ring restarts after listRV; every watcher the worker held is ended by the cache. */
   reset(listRV: number): void {
+    this.flushAdopts();
     this.post({ op: 'reset' });
     for (const w of this.unsynced.values()) (w.queue as SharedWatcherChannel).spsc.handOff(WriterOwner.SYNC_WORKER, WriterOwner.MAIN);
     this.unsynced.clear();
@@ -246,7 +258,10 @@ export class BetaSync implements FullChannelPolicy {
 
   onEnded(watcher: Watcher): void {
     if (this.unsynced.delete(watcher.id)) this.metrics.stalledWatchers.set(this.unsynced.size);
-    if (this.introduced.delete(watcher.id)) this.post({ op: 'forget', id: watcher.id });
+    if (this.introduced.delete(watcher.id)) {
+      this.flushAdopts(); // keep the order: adopt before forget
+      this.post({ op: 'forget', id: watcher.id });
+    }
   }
 
   afterDispatch(): void {
@@ -289,8 +304,7 @@ export class BetaSync implements FullChannelPolicy {
     const first = !this.introduced.has(watcher.id);
     this.introduced.add(watcher.id);
     const s = watcher.selection;
-    this.post({
-      op: 'adopt',
+    this.pendingAdopts.push({
       id: watcher.id,
       position: watcher.position,
       capacity: watcher.capacity,
@@ -303,6 +317,8 @@ export class BetaSync implements FullChannelPolicy {
           }
         : {}),
     });
+    // One message for every adopt of this dispatch (10,000 simultaneous stalls are one postMessage).
+    if (this.pendingAdopts.length === 1) queueMicrotask(() => this.flushAdopts());
   }
 
   private publishControl(): void {
@@ -351,6 +367,15 @@ export class BetaSync implements FullChannelPolicy {
   }
 
   private reportedPushes = 0;
+  private pendingAdopts: AdoptRequest[] = [];
+
+  private flushAdopts(): void {
+    if (this.pendingAdopts.length === 0) return;
+    const watchers = this.pendingAdopts;
+    this.pendingAdopts = [];
+    // A watcher adopted and then ended before the flush is forgotten right after; the worker drops it.
+    this.post({ op: 'adopt', watchers });
+  }
 
   private post(msg: MainToWorker): void {
     if (this.closed && msg.op !== 'stop') return;

@@ -15,13 +15,24 @@ export interface SelectionSpec {
   fieldSelector: string;
 }
 
+/**
+ * A watcher that went unsynced at `position`: the worker owns its channel now.
+ * `channel`, `selection` and `cell` (its shared position) only the first time.
+ */
+export interface AdoptRequest {
+  id: number;
+  position: number;
+  capacity: number;
+  reachedLive: boolean;
+  channel?: SpscChannelHandle;
+  selection?: SelectionSpec;
+  cell?: SharedArrayBuffer;
+}
+
 export type MainToWorker =
   | { op: 'init'; ring: HistoryRingHandle; control: SharedArrayBuffer; pass: PassOptions; indexerFields: string[]; triggerField: string | undefined }
-  /**
-   * The watcher went unsynced at `position`: the worker owns its channel now.
-   * `channel`, `selection` and `cell` (its shared position) only the first time.
-   */
-  | { op: 'adopt'; id: number; position: number; capacity: number; reachedLive: boolean; channel?: SpscChannelHandle; selection?: SelectionSpec; cell?: SharedArrayBuffer }
+  /** Watchers that went unsynced (batched: one message per dispatch, not per watcher). */
+  | { op: 'adopt'; watchers: AdoptRequest[] }
   /** Forget the watcher (stopped or ended on the main thread). */
   | { op: 'forget'; id: number }
   /** A relist: every member is gone (the main thread ends them). */

@@ -27,7 +27,8 @@ export class SyncWorkerEndpoint {
           this.host = new WorkerPassHost(msg.ring, msg.control, msg.pass, msg.indexerFields, msg.triggerField, this.send, this.clock);
           break;
         case 'adopt':
-          this.host!.adopt(msg.id, msg.position, msg.reachedLive, msg.channel, msg.selection, msg.cell, this.known);
+          for (const a of msg.watchers) this.host!.adopt(a.id, a.position, a.reachedLive, a.channel, a.selection, a.cell, this.known);
+          this.wakeArrivals();
           break;
         case 'forget':
           this.host?.forget(msg.id);
@@ -40,11 +41,31 @@ export class SyncWorkerEndpoint {
           this.stopped = true;
           this.host?.scheduler.stop();
           this.host?.reset();
+          this.wakeArrivals();
           break;
       }
     } catch (err) {
       this.send({ op: 'error', message: err instanceof Error ? (err.stack ?? err.message) : String(err) });
     }
+  }
+
+  /** True while the worker serves anyone. */
+  get hasMembers(): boolean {
+    return this.host !== undefined && this.host.members.size > 0;
+  }
+
+  /** Resolves when a watcher is adopted (or the worker stops). */
+  membersArrived(): Promise<void> {
+    if (this.hasMembers || this.stopped) return Promise.resolve();
+    return new Promise((resolve) => this.arrivals.push(resolve));
+  }
+
+  private arrivals: (() => void)[] = [];
+
+  private wakeArrivals(): void {
+    const a = this.arrivals;
+    this.arrivals = [];
+    for (const r of a) r();
   }
 
   /** New events were published in the ring. */

@@ -14,11 +14,11 @@
  */
 import { Unpackr } from 'msgpackr';
 import { makeStatus } from '../core/errors.js';
-import { apiVersionOf, type ChangeType, type KubeObject, type ResourceInfo, type WatchEventLike, type WatchEventType } from '../core/types.js';
+import { apiVersionOf, type KubeObject, type ResourceInfo, type WatchEventLike, type WatchEventType } from '../core/types.js';
 import { createRingRecord, HistoryRingReader, ReadStatus, type HistoryRingHandle } from '../ring/history-ring.js';
 import { POP_CLOSED, POP_EMPTY, SpscChannel, Terminal, type SpscChannelHandle } from '../ring/spsc-channel.js';
 import { VARIANT_ADDED, VARIANT_BOOKMARK, VARIANT_DELETED } from './shared-watcher-channel.js';
-import type { RingSelectionData } from './worker-pass-host.js';
+import { decodeRingPayload } from './worker-pass-host.js';
 
 /** State cells shared by the server side and the consuming thread. */
 export const PORT_ENDED = 0; // Int32 word: 1 once the server ended the watch, 2 when it expired it (410)
@@ -41,10 +41,6 @@ export function newPortState(): SharedArrayBuffer {
   return new SharedArrayBuffer(24);
 }
 
-interface Frame {
-  type: ChangeType;
-  object: KubeObject;
-}
 
 /** The consuming side: an async iterator of events in any thread. */
 export class RemoteWatch implements AsyncIterableIterator<WatchEventLike> {
@@ -113,11 +109,11 @@ export class RemoteWatch implements AsyncIterableIterator<WatchEventLike> {
 
   private decode(ref: number, variant: number): WatchEventLike | undefined {
     if (this.reader.read(ref, this.record) !== ReadStatus.OK) return undefined;
-    const [frame, sel] = this.unpackr.unpackMultiple(this.record.payload.subarray(0, this.record.length)) as [Frame, RingSelectionData];
+    const { frame, prevObject } = decodeRingPayload(this.unpackr, this.record.payload.subarray(0, this.record.length));
     this.lastRV = this.record.rv; // what this client has, for a later 410 message
     if (variant === VARIANT_ADDED) return { type: 'ADDED', object: frame.object };
     if (variant === VARIANT_DELETED) {
-      const prev = sel.prevObject ?? frame.object;
+      const prev = prevObject ?? frame.object;
       return { type: 'DELETED', object: { ...prev, metadata: { ...prev.metadata, resourceVersion: String(this.record.rv) } } };
     }
     return frame as { type: WatchEventType; object: KubeObject };

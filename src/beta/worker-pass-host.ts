@@ -30,19 +30,29 @@ import type { SelectionSpec, WorkerToMain } from './sync-messages.js';
 import { VARIANT_ADDED, VARIANT_AS_IS, VARIANT_DELETED } from './shared-watcher-channel.js';
 
 /**
- * A ring payload is two msgpack values back to back: the event's wire frame
- * `{type, object}` (the same bytes msgpack streams send), then this.
+ * A ring payload is msgpack values back to back: the event's wire frame
+ * `{type, object}` (the same bytes msgpack streams send), then this, then
+ * (when `hasPrev`) the frame that carried the previous object.
  */
 export interface RingSelectionData {
-  prevObject?: KubeObject;
+  hasPrev?: boolean;
   /** Indexer values of the object and of the previous object. */
   iv?: Record<string, string>;
   piv?: Record<string, string>;
 }
 
-interface RingFrame {
+export interface RingFrame {
   type: ChangeType;
   object: KubeObject;
+}
+
+/** Decode a ring payload: the event's frame, its selection data, and the previous object. */
+export function decodeRingPayload(unpackr: Unpackr, bytes: Uint8Array): { frame: RingFrame; sel: RingSelectionData; prevObject: KubeObject | undefined } {
+  const values = unpackr.unpackMultiple(bytes) as unknown[];
+  const frame = values[0] as RingFrame;
+  const sel = (values[1] ?? {}) as RingSelectionData;
+  const prev = sel.hasPrev === true ? (values[2] as RingFrame | undefined) : undefined;
+  return { frame, sel, prevObject: prev?.object };
 }
 
 export class WorkerMember implements PassMember {
@@ -229,16 +239,22 @@ export class WorkerPassHost implements PassHost<WatchCacheEvent, WorkerMember> {
     this.clock.setTimeout(fn, 0);
   }
 
+  served(m: WorkerMember): void {
+    this.servedInPass.add(m);
+  }
+
+  private readonly servedInPass = new Set<WorkerMember>();
+
   /** The decoded event at ring index `abs` (cached for the pass), undefined if overwritten. */
   eventAt(abs: number): WatchCacheEvent | undefined {
     const cached = this.decoded.get(abs);
     if (cached !== undefined) return cached;
     if (this.reader.read(abs, this.record) !== ReadStatus.OK) return undefined;
-    const [frame, sel] = this.unpackr.unpackMultiple(this.record.payload.subarray(0, this.record.length)) as [RingFrame, RingSelectionData];
+    const { frame, sel, prevObject } = decodeRingPayload(this.unpackr, this.record.payload.subarray(0, this.record.length));
     if (sel.iv !== undefined) this.values.set(frame.object, sel.iv);
-    if (sel.prevObject !== undefined && sel.piv !== undefined) this.values.set(sel.prevObject, sel.piv);
+    if (prevObject !== undefined && sel.piv !== undefined) this.values.set(prevObject, sel.piv);
     const trigger = this.triggerField === undefined ? undefined : this.indexers[this.triggerField];
-    const ev = new WatchCacheEvent(frame.type, frame.object, sel.prevObject, this.record.rv, 0, trigger);
+    const ev = new WatchCacheEvent(frame.type, frame.object, prevObject, this.record.rv, 0, trigger);
     ev.index = abs;
     this.scanned++;
     this.decoded.set(abs, ev);
@@ -247,17 +263,26 @@ export class WorkerPassHost implements PassHost<WatchCacheEvent, WorkerMember> {
 
   private afterPass(stats: PassStats, done: (stats: PassStats) => void): void {
     this.decoded.clear();
-    // Hand back every member within the hand-off distance of the last dispatched RV.
+    // Hand back the members this pass served that are within the hand-off distance of the last
+    // dispatched RV (only those: a pass costs nothing per member it did not serve).
     const last = this.resyncPoint();
     const endIdx = this.reader.indexAfterRV(last);
-    for (const m of [...this.members.values()]) {
-      if (!m.accepting) continue;
-      const from = this.reader.indexAfterRV(m.position);
-      if (from === TOO_OLD || endIdx === TOO_OLD) continue;
-      const remaining = endIdx - from;
+    const h = this.options.handOffDistance;
+    for (const m of this.servedInPass) {
+      if (!m.accepting || !this.members.has(m.id)) continue;
+      // RVs grow by at least one per event: an RV distance <= h bounds the event distance.
+      const rvDistance = last - m.position;
+      let remaining: number;
+      if (rvDistance <= h) remaining = Math.max(0, rvDistance);
+      else {
+        const from = this.reader.indexAfterRV(m.position);
+        if (from === TOO_OLD || endIdx === TOO_OLD) continue;
+        remaining = endIdx - from;
+      }
       // Hand back only when the last few events fit in its channel, else it would bounce straight back.
-      if (remaining <= this.options.handOffDistance && m.free >= Math.min(remaining, m.capacity) && m.free > 0) this.handBack(m);
+      if (remaining <= h && m.free > 0 && m.free >= Math.min(remaining, m.capacity)) this.handBack(m);
     }
+    this.servedInPass.clear();
     this.send({ op: 'pushed', ids: [...this.pushedTo], pushes: this.pushes, scanned: this.scanned, workMs: this.scheduler.workMs, passes: this.scheduler.passes });
     this.pushedTo.clear();
     done(stats);

@@ -14,6 +14,8 @@ import type { WatchCacheEvent } from '../history/watch-cache-event.js';
 interface Entry {
   object: KubeObject;
   added: WatchEvent | undefined;
+  /** The msgpack wire frame `{type, object}` that carried this object (beta reuses it as the next event's previous object). */
+  frame: Uint8Array | undefined;
 }
 
 export class ObjectState {
@@ -27,12 +29,13 @@ export class ObjectState {
   replace(items: readonly KubeObject[]): void {
     this.entries.clear();
     for (const object of items) {
-      this.entries.set(objectKey(object.metadata.namespace ?? '', object.metadata.name ?? ''), { object, added: undefined });
+      this.entries.set(objectKey(object.metadata.namespace ?? '', object.metadata.name ?? ''), { object, added: undefined, frame: undefined });
     }
     this.sorted = undefined;
   }
 
-  apply(event: WatchCacheEvent): void {
+  /** Apply an event; `frame` is its msgpack wire frame when one was made (beta). */
+  apply(event: WatchCacheEvent, frame?: Uint8Array): void {
     const key = objectKey(event.namespace, event.name);
     if (event.type === 'DELETED') {
       if (this.entries.delete(key)) this.sorted = undefined;
@@ -40,12 +43,23 @@ export class ObjectState {
     }
     const existing = this.entries.get(key);
     if (existing === undefined) {
-      this.entries.set(key, { object: event.object, added: undefined });
+      this.entries.set(key, { object: event.object, added: undefined, frame });
       this.sorted = undefined;
     } else {
       existing.object = event.object;
       existing.added = undefined;
+      existing.frame = frame;
     }
+  }
+
+  /**
+   * A msgpack frame `{type, object}` of the current object under `key`,
+   * made once (by `encode` when no event has carried it yet) and kept.
+   */
+  frameOf(namespace: string, name: string, encode: (object: KubeObject) => Uint8Array): Uint8Array | undefined {
+    const entry = this.entries.get(objectKey(namespace, name));
+    if (entry === undefined) return undefined;
+    return (entry.frame ??= encode(entry.object));
   }
 
   get(namespace: string, name: string): KubeObject | undefined {

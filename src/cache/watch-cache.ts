@@ -215,8 +215,10 @@ export class WatchCache implements WatcherOwner {
     const object = this.normalize(event.type === 'DELETED' ? (event.object ?? prev) : event.object);
     const wce = new WatchCacheEvent(event.type, object, prev === undefined ? undefined : this.normalize(prev), event.resourceVersion, this.clock.now(), this.trigger()); // step 2
     this.history.append(wce); // step 3: appended before it is dispatched (invariant 1)
-    this.beta?.appended(wce); // beta: mirrored into the shared ring, encoded once
-    this.state.apply(wce); // step 4
+    // Beta: mirrored into the shared ring, encoded once; the previous object travels as the frame
+    // that carried it before (no second encoding).
+    const frame = this.beta?.appended(wce, this.beta === undefined || prev === undefined ? undefined : this.state.frameOf(wce.namespace, wce.name, (o) => this.beta!.encodeFrame(o)));
+    this.state.apply(wce, frame); // step 4
     this.rv = wce.rv;
     this.freshness.advanced(this.rv);
     this.dispatcher.dispatch(wce); // step 5

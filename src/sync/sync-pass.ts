@@ -82,6 +82,8 @@ export interface PassHost<E extends PassEvent, M extends PassMember> {
   drop(member: M): void;
   /** Run `fn` later, after consumers had a chance to drain (retry rounds). */
   defer(fn: () => void): void;
+  /** Optional: the member accepted everything it was offered and moved to the end of its scan. */
+  served?(member: M): void;
 }
 
 export interface PassStats {
@@ -264,6 +266,7 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
         // ---- Step 5: accepted everything offered: advance to the last scanned RV ----
         if (lastScanned > m.position) m.position = lastScanned;
         stats.served++;
+        host.served?.(m);
         m.newUnsynced = false;
         m.drainedSinceService = false;
         // ---- Step 6: resync when the cohort scan reached the resync point ----
@@ -320,6 +323,7 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
         }
         if (ow.lastScanned > m.position) m.position = ow.lastScanned;
         stats.served++;
+        host.served?.(m);
         m.newUnsynced = false;
         m.drainedSinceService = false;
         // Resync only if nothing was dispatched past the scan meanwhile.
