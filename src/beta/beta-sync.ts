@@ -143,6 +143,7 @@ export class BetaSync implements FullChannelPolicy {
     this.worker = undefined;
     this.introduced.clear();
     this.pendingAdopts = []; // every unsynced watcher is adopted again below, with its channel
+    this.pendingIntros = [];
     this.startWorker();
     for (const w of [...this.unsynced.values()]) {
       const channel = w.queue as SharedWatcherChannel;
@@ -301,24 +302,38 @@ export class BetaSync implements FullChannelPolicy {
     channel.positionCell[0] = watcher.position;
     // Single writer: the main thread stops pushing before the worker may start.
     channel.spsc.handOff(WriterOwner.MAIN, WriterOwner.SYNC_WORKER);
+    // Normally introduced at registration; after a worker restart the adopt carries it.
     const first = !this.introduced.has(watcher.id);
     this.introduced.add(watcher.id);
-    const s = watcher.selection;
     this.pendingAdopts.push({
       id: watcher.id,
       position: watcher.position,
       capacity: watcher.capacity,
       reachedLive: watcher.reachedLive,
-      ...(first
-        ? {
-            channel: channel.spsc.handle,
-            selection: { namespace: s.namespace, name: s.name, labelSelector: s.labels.toString(), fieldSelector: s.fields.toString() },
-            cell: channel.positionCell.buffer as SharedArrayBuffer,
-          }
-        : {}),
+      ...(first ? introduction(watcher) : {}),
     });
-    // One message for every adopt of this dispatch (10,000 simultaneous stalls are one postMessage).
-    if (this.pendingAdopts.length === 1) queueMicrotask(() => this.flushAdopts());
+    this.scheduleFlush();
+  }
+
+  /**
+   * Tell the worker about a new beta watcher (its shared channel, position
+   * cell and selection) at registration, batched, so that a stall later is a
+   * few numbers: 10,000 watchers stalling at once cost one small message.
+   */
+  introduce(watcher: Watcher): void {
+    if (this.closed || this.introduced.has(watcher.id)) return;
+    this.introduced.add(watcher.id);
+    this.pendingIntros.push({ id: watcher.id, position: 0, capacity: watcher.capacity, reachedLive: false, ...introduction(watcher) });
+    this.scheduleFlush();
+  }
+
+  private pendingIntros: AdoptRequest[] = [];
+  private flushScheduled = false;
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    queueMicrotask(() => this.flushAdopts());
   }
 
   private publishControl(): void {
@@ -369,12 +384,20 @@ export class BetaSync implements FullChannelPolicy {
   private reportedPushes = 0;
   private pendingAdopts: AdoptRequest[] = [];
 
+  /** Post what is pending, introductions first (an adopt may refer to them). */
   private flushAdopts(): void {
-    if (this.pendingAdopts.length === 0) return;
-    const watchers = this.pendingAdopts;
-    this.pendingAdopts = [];
-    // A watcher adopted and then ended before the flush is forgotten right after; the worker drops it.
-    this.post({ op: 'adopt', watchers });
+    this.flushScheduled = false;
+    if (this.pendingIntros.length > 0) {
+      const watchers = this.pendingIntros;
+      this.pendingIntros = [];
+      this.post({ op: 'introduce', watchers });
+    }
+    if (this.pendingAdopts.length > 0) {
+      const watchers = this.pendingAdopts;
+      this.pendingAdopts = [];
+      // A watcher adopted and then ended before the flush is forgotten right after; the worker drops it.
+      this.post({ op: 'adopt', watchers });
+    }
   }
 
   private post(msg: MainToWorker): void {
@@ -423,6 +446,17 @@ export class BetaSync implements FullChannelPolicy {
     this.metrics.catchupRounds.inc();
     this.metrics.catchupEvents.observe(w.passPushes);
   }
+}
+
+/** What the worker keeps of a watcher: its shared channel, position cell and selection. */
+function introduction(watcher: Watcher): Pick<AdoptRequest, 'channel' | 'selection' | 'cell'> {
+  const channel = watcher.queue as SharedWatcherChannel;
+  const s = watcher.selection;
+  return {
+    channel: channel.spsc.handle,
+    selection: { namespace: s.namespace, name: s.name, labelSelector: s.labels.toString(), fieldSelector: s.fields.toString() },
+    cell: channel.positionCell.buffer as SharedArrayBuffer,
+  };
 }
 
 function indexValues(indexers: Record<string, IndexerFunc>, object: KubeObject): Record<string, string> {

@@ -31,6 +31,8 @@ export interface AdoptRequest {
 
 export type MainToWorker =
   | { op: 'init'; ring: HistoryRingHandle; control: SharedArrayBuffer; pass: PassOptions; indexerFields: string[]; triggerField: string | undefined }
+  /** New watchers: their channels, position cells and selections (batched, at registration). */
+  | { op: 'introduce'; watchers: AdoptRequest[] }
   /** Watchers that went unsynced (batched: one message per dispatch, not per watcher). */
   | { op: 'adopt'; watchers: AdoptRequest[] }
   /** Forget the watcher (stopped or ended on the main thread). */

@@ -26,6 +26,9 @@ export class SyncWorkerEndpoint {
         case 'init':
           this.host = new WorkerPassHost(msg.ring, msg.control, msg.pass, msg.indexerFields, msg.triggerField, this.send, this.clock);
           break;
+        case 'introduce':
+          for (const a of msg.watchers) this.host!.introduce(a.id, a.channel, a.selection, a.cell, this.known);
+          break;
         case 'adopt':
           for (const a of msg.watchers) this.host!.adopt(a.id, a.position, a.reachedLive, a.channel, a.selection, a.cell, this.known);
           this.wakeArrivals();

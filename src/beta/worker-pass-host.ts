@@ -161,13 +161,18 @@ export class WorkerPassHost implements PassHost<WatchCacheEvent, WorkerMember> {
     });
   }
 
+  /** Remember a watcher's shared channel, position cell and selection (before it ever stalls). */
+  introduce(id: number, channel: SpscChannelHandle | undefined, spec: SelectionSpec | undefined, cell: SharedArrayBuffer | undefined, known: Map<number, KnownWatcher>): KnownWatcher {
+    const existing = known.get(id);
+    if (existing !== undefined) return existing;
+    if (channel === undefined || spec === undefined || cell === undefined) throw new Error(`watcher ${id} was never introduced to the sync worker`);
+    const entry = { channel: new SpscChannel(channel), selection: new Selection(spec, this.indexers, this.triggerField), cell: new Float64Array(cell) };
+    known.set(id, entry);
+    return entry;
+  }
+
   adopt(id: number, position: number, reachedLive: boolean, channel: SpscChannelHandle | undefined, spec: SelectionSpec | undefined, cell: SharedArrayBuffer | undefined, known: Map<number, KnownWatcher>): void {
-    let entry = known.get(id);
-    if (entry === undefined) {
-      if (channel === undefined || spec === undefined || cell === undefined) throw new Error(`adopt of unknown watcher ${id} without its channel`);
-      entry = { channel: new SpscChannel(channel), selection: new Selection(spec, this.indexers, this.triggerField), cell: new Float64Array(cell) };
-      known.set(id, entry);
-    }
+    const entry = this.introduce(id, channel, spec, cell, known);
     const m = new WorkerMember(id, entry.channel, entry.selection, entry.cell, position, reachedLive);
     this.members.set(id, m);
     this.scheduler.onStall();

@@ -311,6 +311,7 @@ export class WatchCache implements WatcherOwner {
     const w = new Watcher({ id: this.nextWatcherId++, selection, capacity, allowBookmarks: v.allowBookmarks, owner: this, ...(channel === undefined ? {} : { channel }) });
     this.watchers.add(w);
     this.metrics.registeredWatchers.set(this.watchers.size);
+    this.beta?.introduce(w);
     if (v.timeoutMs !== Infinity) {
       w.deadline = this.clock.now() + v.timeoutMs;
       this.timeouts.set(w, this.clock.setTimeout(() => w.stop('timeout'), v.timeoutMs));
