@@ -230,16 +230,32 @@ export class BetaSync implements FullChannelPolicy {
     return frame;
   }
 
-  /** A relist: the ring restarts after listRV; every watcher the worker held is ended by the cache. */
-  reset(listRV: number): void {
+  /**
+   * A relist: the ring restarts after listRV. The worker drops every member
+   * and hands their channels back itself (it may be mid-pass: the main thread
+   * never takes a channel from it). Watchers that stay unsynced at the list
+   * RV (`keep`) are adopted again; the cache ends the others.
+   */
+  reset(listRV: number, keep: readonly Watcher[], end: readonly Watcher[]): void {
     this.flushAdopts();
     this.post({ op: 'reset' });
-    for (const w of this.unsynced.values()) (w.queue as SharedWatcherChannel).spsc.handOff(WriterOwner.SYNC_WORKER, WriterOwner.MAIN);
+    for (const w of this.unsynced.values()) {
+      const cell = (w.queue as SharedWatcherChannel).positionCell[0]!;
+      if (cell > w.position) w.position = cell; // what the worker reached
+    }
     this.unsynced.clear();
     this.metrics.stalledWatchers.set(0);
     if (!this.desynced && listRV >= this.ring.lastRV) this.ring.clear(listRV);
     this.publishControl();
+    for (const w of keep) this.readopt.add(w);
+    for (const w of end) this.expireAfterReset.set(w, listRV + 1);
   }
+
+  /** Watchers to end with a 410 once the worker confirms a reset, with the oldest servable RV. */
+  private readonly expireAfterReset = new Map<Watcher, number>();
+
+  /** Watchers to adopt again once the worker confirms a reset (it owns their channels until then). */
+  private readonly readopt = new Set<Watcher>();
 
   // ---- FullChannelPolicy (live path) ----
 
@@ -375,6 +391,17 @@ export class BetaSync implements FullChannelPolicy {
         this.hooks.expire(w, msg.oldest);
         break;
       }
+      case 'reset-done':
+        for (const [w, oldest] of this.expireAfterReset) {
+          const cell = (w.queue as SharedWatcherChannel).positionCell[0]!;
+          if (cell > w.position) w.position = cell;
+          w.notify();
+          this.hooks.expire(w, oldest);
+        }
+        this.expireAfterReset.clear();
+        for (const w of this.readopt) if (w.accepting && w.unsynced) this.adopt(w);
+        this.readopt.clear();
+        break;
       case 'error':
         this.onWorkerError?.(msg.message);
         break;

@@ -39,6 +39,7 @@ export class SyncWorkerEndpoint {
           break;
         case 'reset':
           this.host?.reset();
+          this.send({ op: 'reset-done' });
           break;
         case 'stop':
           this.stopped = true;

@@ -185,8 +185,12 @@ export class WorkerPassHost implements PassHost<WatchCacheEvent, WorkerMember> {
     this.members.delete(id);
   }
 
+  /** A relist: drop every member and give its channel back to the main thread. */
   reset(): void {
-    for (const m of this.members.values()) m.removed = true;
+    for (const m of this.members.values()) {
+      m.removed = true;
+      m.channel.handOff(WriterOwner.SYNC_WORKER, WriterOwner.MAIN);
+    }
     this.members.clear();
   }
 

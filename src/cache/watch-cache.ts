@@ -235,22 +235,42 @@ export class WatchCache implements WatcherOwner {
   private replace(items: KubeObject[], listRV: number): void {
     if (this.phase === 'stopped') return;
     const previousRV = this.rv;
-    const continuous = listRV === previousRV;
+    // Nothing can have been missed only if the new list is at the RV the cache had and the live
+    // path had dispatched all of it (off mode may hold undispatched events behind a blocked watcher).
+    const continuous = listRV === previousRV && this.dispatcher.backlog === 0 && this.dispatcher.lastDispatchedRV >= previousRV;
     this.history.reset(listRV);
-    this.beta?.reset(listRV);
+    const survivors: Watcher[] = [];
+    const ended: Watcher[] = [];
+    for (const w of this.watchers) {
+      if (w.state === 'pending' || !w.accepting) continue;
+      // Synced: offered everything up to the old RV. Unsynced at the list RV: the new history
+      // serves it from there. Anyone else could miss changes hidden in the new list.
+      // (A history replay in progress continues from its copied batch; if the reset overtakes it,
+      // initialOvertaken gives it its 410 at the RV it reached.)
+      if (continuous && (!w.unsynced || this.positionOf(w) >= listRV)) survivors.push(w);
+      else ended.push(w);
+    }
+    // Beta: the sync worker may be mid-pass on its watchers; it hands them back first, then the
+    // ones that cannot continue get their 410 (at the position the worker had reached).
+    const workerOwned = this.beta === undefined ? [] : ended.filter((w) => w.unsynced);
+    this.beta?.reset(listRV, survivors.filter((w) => w.unsynced), workerOwned);
     this.state.replace(items.map((o) => this.normalize(o)));
     this.rv = Math.max(this.rv, listRV);
     this.dispatcher.reset(this.rv);
-    for (const w of [...this.watchers]) {
-      if (w.state === 'pending') continue;
-      // A watcher that has been offered everything up to the old RV, when the new list is at
-      // that same RV, missed nothing. Any other watcher could miss changes hidden in the list.
-      if (continuous && !w.unsynced && !w.replaying) continue;
+    for (const w of ended) {
+      if (workerOwned.includes(w)) continue;
       if (this.mode === 'off') w.stop('relist');
-      else this.expire(w, w.position, listRV);
+      else this.expire(w, w.replayingHistory ? w.receivedRV : this.positionOf(w), listRV);
     }
     this.freshness.advanced(this.rv);
   }
+
+  /** A watcher's position, including what the beta sync worker advanced it to. */
+  private positionOf(w: Watcher): number {
+    if (w.unsynced && w.queue instanceof SharedWatcherChannel) return Math.max(w.position, w.queue.positionCell[0]!, w.receivedRV);
+    return w.position;
+  }
+
 
   private trigger(): IndexerFunc | undefined {
     return this.triggerField === undefined ? undefined : this.indexers[this.triggerField];
@@ -394,6 +414,7 @@ export class WatchCache implements WatcherOwner {
       this.bookmarks.schedule(w);
       return;
     }
+    w.receivedRV = rv; // it resumes from rv: what a 410 during its replay must name
     this.register(w, this.rv, new HistorySource(this.history.intervalAfter(rv), w.selection));
   }
 
@@ -426,7 +447,9 @@ export class WatchCache implements WatcherOwner {
       w.stop('expired');
       return;
     }
-    w.drain('expired', errorEvent(ResourceExpiredError.tooOld(position, oldestMinus1)));
+    // The backlog is delivered first; the 410 then names the RV the client has reached
+    // (`position` when nothing was delivered: where it had to resume).
+    w.drain('expired', (received) => errorEvent(ResourceExpiredError.tooOld(received > 0 ? received : position, oldestMinus1)));
   }
 
   // ---- WatcherOwner ----
@@ -462,7 +485,7 @@ export class WatchCache implements WatcherOwner {
       this.metrics.terminated.resource_expired_initial.inc();
     }
     const oldest = this.history.oldestServableRV() ?? this.rv + 1;
-    w.abort('expired', errorEvent(ResourceExpiredError.tooOld(w.startPosition, oldest - 1)));
+    w.abort('expired', errorEvent(ResourceExpiredError.tooOld(w.receivedRV, oldest - 1)));
   }
 
   channelOverwritten(w: Watcher): void {

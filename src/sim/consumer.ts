@@ -58,7 +58,6 @@ export interface ConsumerInit {
 
 interface Episode {
   record: EpisodeRecord;
-  spec: StallEpisode;
   ended: boolean;
 }
 
@@ -113,22 +112,53 @@ export class Consumer {
 
   /** Open the first watch, as the population starts. */
   start(): void {
-    if (this.population.start === 'list') void this.relist();
+    if (this.population.start === 'list') void this.list(false);
     else this.open(String(this.env.cache.resourceVersion));
   }
 
   // ---- episodes (driven by the simulator's agenda) ----
 
   stallStart(spec: StallEpisode): void {
+    this.beginEpisode(spec.kind);
+    this.stalled = true;
+    if (spec.kind === 'disconnect' && this.watcher !== undefined) {
+      const w = this.watcher;
+      this.detach();
+      w.stop(); // the client closes its connection
+    }
+  }
+
+  stallEnd(): void {
+    this.stalled = false;
+    this.endEpisode();
+    if (this.watcher === undefined && !this.connecting) this.reconnect(false);
+    const held = this.held;
+    this.held = undefined;
+    if (held !== undefined) this.onResult(held.w, held.r);
+    else this.pump();
+    this.checkRecovered();
+  }
+
+  /** A dispatcher halt began: an episode for every client (it keeps reading). */
+  haltStart(): void {
+    this.beginEpisode('halt');
+  }
+
+  /** The halt ended: from now on, time to resync and to drain the burst. */
+  haltEnd(): void {
+    this.endEpisode();
+    this.checkRecovered();
+  }
+
+  private beginEpisode(kind: EpisodeRecord['kind']): void {
     this.finishEpisode();
     const now = this.env.clock.now();
     this.episode = {
-      spec,
       ended: false,
       record: {
         watcher: this.id,
         population: this.population.name,
-        kind: spec.kind,
+        kind,
         startMs: now,
         endMs: now,
         readRate: this.readRate === Infinity ? null : round(this.readRate),
@@ -140,30 +170,15 @@ export class Consumer {
         outcome: 'unfinished',
       },
     };
-    this.stalled = true;
-    if (spec.kind === 'disconnect' && this.watcher !== undefined) {
-      const w = this.watcher;
-      this.detach();
-      w.stop(); // the client closes its connection
-    }
   }
 
-  stallEnd(): void {
+  private endEpisode(): void {
     const ep = this.episode;
-    this.stalled = false;
-    const now = this.env.clock.now();
-    if (ep !== undefined && !ep.ended) {
-      ep.ended = true;
-      ep.record.endMs = now;
-      ep.record.writeRate = round(this.env.writeRate());
-      if (ep.record.unsynced && this.watcher !== undefined && !this.watcher.unsynced && this.watcher.accepting) ep.record.resyncMs = 0;
-    }
-    if (this.watcher === undefined && !this.connecting) this.reconnect(false);
-    const held = this.held;
-    this.held = undefined;
-    if (held !== undefined) this.onResult(held.w, held.r);
-    else this.pump();
-    this.checkRecovered();
+    if (ep === undefined || ep.ended) return;
+    ep.ended = true;
+    ep.record.endMs = this.env.clock.now();
+    ep.record.writeRate = round(this.env.writeRate());
+    if (ep.record.unsynced && this.watcher !== undefined && !this.watcher.unsynced && this.watcher.accepting) ep.record.resyncMs = 0;
   }
 
   /** The pass observer: this client's watch went unsynced. */
@@ -268,6 +283,7 @@ export class Consumer {
     }
     this.watcher = w;
     env.clients.set(w.id, this);
+    if (w.unsynced) this.onUnsynced(); // beta: a watch from an old RV starts unsynced (one resync path)
     this.pump();
   }
 
@@ -303,16 +319,17 @@ export class Consumer {
     }
     env.recorder.reconnects++;
     if (relist || this.lastRV === undefined) {
-      void this.relist();
+      void this.list(true);
       return;
     }
     this.open(this.population.reconnect.fromLastRV ? String(this.lastRV) : String(env.cache.resourceVersion));
   }
 
-  private async relist(): Promise<void> {
+  /** List at RV "0", then watch from the list RV (`again`: a re-list, counted). */
+  private async list(again: boolean): Promise<void> {
     const env = this.env;
     this.connecting = true;
-    env.recorder.relists++;
+    if (again) env.recorder.relists++;
     try {
       const list = await env.cache.list({ resourceVersion: '0', ...this.init.selection });
       this.lastRV = Number(list.metadata.resourceVersion);

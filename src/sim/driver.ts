@@ -23,7 +23,11 @@ export function virtualDriver(clock = new VirtualClock()): SimDriver {
   return {
     kind: 'virtual',
     clock,
-    advanceTo: (t) => clock.advanceTo(t),
+    // Settle first: what the last step started (store deliveries, reads) happens at its own time.
+    advanceTo: async (t) => {
+      await settle();
+      await clock.advanceTo(t);
+    },
     spend: (ms) => clock.spend(ms),
     settle,
   };

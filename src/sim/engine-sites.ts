@@ -131,10 +131,11 @@ export function observeBeta(beta: BetaSync, o: PassObserver): SiteAccounting {
     o.ended(w.id);
   };
   const appended = beta.appended.bind(beta);
-  beta.appended = (ev: WatchCacheEvent): void => {
+  beta.appended = (ev: WatchCacheEvent, prevFrame: Uint8Array | undefined): Uint8Array | undefined => {
     const t0 = performance.now();
-    appended(ev);
+    const frame = appended(ev, prevFrame);
     ringMs += performance.now() - t0;
+    return frame;
   };
   const handBack = internals.handBack.bind(beta);
   internals.handBack = (id: number, position: number, passPushes: number): void => {

@@ -43,6 +43,8 @@ export interface ObserverEnv {
   spend(ms: number): void;
   cost: CostSpec;
   intervalOpenCost: number;
+  /** The member cap: the candidates a pass orders beyond it are not formed into cohorts. */
+  maxWatchers: number;
   /** Watcher id -> its simulated client. */
   clients: Map<number, Consumer>;
   /** A watcher unsynced at least this long is a long-standing laggard. */
@@ -82,6 +84,8 @@ export class PassObserver {
   private readonly gaps = new Map<number, number>();
   private pendingUnits = 0;
   private pendingPushes = 0;
+  /** Modelled µs of the pass's walk of the unsynced set and its candidate ordering. */
+  private pendingFixedUs = 0;
   private onMainThread = true;
   private spendOffThread: ((ms: number) => void) | undefined;
 
@@ -193,6 +197,8 @@ export class PassObserver {
       this.passes++;
       const members = [...unsynced]; // one walk for us, one for the pass
       const eligible = this.beforePass(members, host.oldestServableRV(), site.idOf);
+      const c = this.env.cost;
+      this.pendingFixedUs += members.length * c.passUsPerWatcher + Math.min(eligible.length, this.env.maxWatchers) * c.passUsPerCandidate;
       const t0 = performance.now();
       let measured = false;
       const measure = (): void => {
@@ -213,12 +219,13 @@ export class PassObserver {
 
   /** Turn the pass work done since the last charge into modelled time. */
   private charge(): void {
-    if (this.pendingUnits === 0 && this.pendingPushes === 0) return;
+    if (this.pendingUnits === 0 && this.pendingPushes === 0 && this.pendingFixedUs === 0) return;
     const c = this.env.cost;
     const perUnit = this.onMainThread ? c.passUsPerScanUnit : c.workerUsPerScanUnit;
-    const ms = (this.pendingUnits * perUnit + this.pendingPushes * c.passUsPerPush) / 1000;
+    const ms = (this.pendingUnits * perUnit + this.pendingPushes * c.passUsPerPush + this.pendingFixedUs) / 1000;
     this.pendingUnits = 0;
     this.pendingPushes = 0;
+    this.pendingFixedUs = 0;
     if (this.onMainThread) {
       this.modelledMs += ms;
       this.env.spend(ms);

@@ -7,7 +7,7 @@ import { fmt } from './svg.js';
 import { headline, type SimReport } from './report.js';
 
 const COLUMNS: [string, number][] = [
-  ['variant', 26],
+  ['variant', 30],
   ['healthy p99/max ms', 19],
   ['slow p99 ms', 11],
   ['enc/ev', 7],
@@ -33,10 +33,12 @@ function pct(v: number): string {
 
 export function renderTable(report: SimReport): string {
   const lines: string[] = [];
+  const labelWidth = Math.max(COLUMNS[0]![1], ...report.runs.flatMap((r) => r.results.map((x) => x.variant.label.length + 1)));
+  const widths = COLUMNS.map(([, w], i) => (i === 0 ? labelWidth : w));
   for (const run of report.runs) {
     lines.push('');
     lines.push(`${run.name}  (${run.durationS} s + ${run.drainS} s drain; writes ${run.writeRates}; ${run.watchers.map((w) => `${w.count} ${w.name}`).join(', ')})`);
-    lines.push(COLUMNS.map(([h, w]) => h.padEnd(w)).join(' '));
+    lines.push(COLUMNS.map(([h], i) => h.padEnd(widths[i]!)).join(' '));
     for (const r of run.results) {
       const h = headline(r);
       const served = h.firstServedMax === null ? '-' : `${h.firstServedMax}/${h.firstServedNextToLaggardsMax ?? '-'}/${h.serviceGapMax ?? '-'}`;
@@ -56,7 +58,7 @@ export function renderTable(report: SimReport): string {
         fmt(h.pushesOutPerS),
         h.runS.toFixed(1),
       ];
-      lines.push(cells.map((c, i) => c.padEnd(COLUMNS[i]![1])).join(' '));
+      lines.push(cells.map((c, i) => c.padEnd(widths[i]!)).join(' '));
     }
   }
   lines.push('');

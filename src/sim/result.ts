@@ -50,7 +50,8 @@ export interface TerminationRecord {
 export interface EpisodeRecord {
   watcher: number;
   population: string;
-  kind: 'stall' | 'disconnect';
+  /** 'halt': a dispatcher halt, recorded for every client (the end is when the cache ingests again). */
+  kind: 'stall' | 'disconnect' | 'halt';
   startMs: number;
   endMs: number;
   /** The reader's pace (events/s; null = unlimited). */

@@ -122,18 +122,22 @@ export interface EngineSpec {
 /**
  * The modelled cost of sync passes in virtual time. Alpha's passes run on
  * the main thread, so the thread is busy while one runs and live dispatch
- * waits: µs per scan unit (a history event read; an interval open costs
- * `intervalOpenCost` units) and per push. 0.25 + 0.25 makes a full default
- * pass (2000 units, 2000 pushes) about 1 ms, the KEP's measured figure.
+ * waits. A pass costs µs per scan unit (a history event read; an interval
+ * open costs `intervalOpenCost` units), per push, per unsynced watcher it
+ * walks (step 1) and per candidate it orders and forms cohorts from (after
+ * the member cap). The defaults make a full default pass (2000 units, 2000
+ * pushes) about 1 ms, the KEP's figure, and agree with a direct SyncPass
+ * benchmark on the reference host (docs/tuning.md, "Cost model").
  * Beta's passes run in the sync worker, off the main thread; a scanned
  * event there is decoded from the shared ring (msgpack), which costs more:
- * `workerUsPerScanUnit` (measured on the reference host, see docs/tuning.md).
- * The worker's busy period is scaled from that modelled time. Real time is
- * measured separately (scheduler.workMs, the worker's workMs).
+ * `workerUsPerScanUnit`. The worker's busy period is scaled from its
+ * modelled time. Real time is measured separately.
  */
 export interface CostSpec {
   passUsPerScanUnit: number;
   passUsPerPush: number;
+  passUsPerWatcher: number;
+  passUsPerCandidate: number;
   workerUsPerScanUnit: number;
 }
 
@@ -286,14 +290,16 @@ function checkEngine(c: Checker, value: unknown): EngineSpec {
 }
 
 function checkCost(c: Checker, value: unknown): CostSpec {
-  const def: CostSpec = { passUsPerScanUnit: 0.25, passUsPerPush: 0.25, workerUsPerScanUnit: 5 };
+  const def: CostSpec = { passUsPerScanUnit: 0.25, passUsPerPush: 0.25, passUsPerWatcher: 0.25, passUsPerCandidate: 1, workerUsPerScanUnit: 5 };
   if (value === undefined) return def;
   const o = c.object('cost', value);
   if (o === undefined) return def;
-  c.keys('cost', o, ['passUsPerScanUnit', 'passUsPerPush', 'workerUsPerScanUnit']);
+  c.keys('cost', o, ['passUsPerScanUnit', 'passUsPerPush', 'passUsPerWatcher', 'passUsPerCandidate', 'workerUsPerScanUnit']);
   return {
     passUsPerScanUnit: c.optionalNumber('cost.passUsPerScanUnit', o.passUsPerScanUnit, { min: 0 }) ?? def.passUsPerScanUnit,
     passUsPerPush: c.optionalNumber('cost.passUsPerPush', o.passUsPerPush, { min: 0 }) ?? def.passUsPerPush,
+    passUsPerWatcher: c.optionalNumber('cost.passUsPerWatcher', o.passUsPerWatcher, { min: 0 }) ?? def.passUsPerWatcher,
+    passUsPerCandidate: c.optionalNumber('cost.passUsPerCandidate', o.passUsPerCandidate, { min: 0 }) ?? def.passUsPerCandidate,
     workerUsPerScanUnit: c.optionalNumber('cost.workerUsPerScanUnit', o.workerUsPerScanUnit, { min: 0 }) ?? def.workerUsPerScanUnit,
   };
 }

@@ -1,7 +1,7 @@
 /**
  * `watchcache simulate [--scenario FILE]... [--json FILE] [--html FILE]
  *                      [--sweep PARAM=v1,v2,...] [--modes off,alpha,beta]
- *                      [--threads N] [--no-progress]`
+ *                      [--pass K=V,...] [--threads N] [--no-progress]`
  *
  * Runs each scenario (default: the four shipped ones) in every mode (or the
  * given modes), times every sweep value, in parallel across cores, then
@@ -15,12 +15,12 @@ import { scenarioRun, type SimReport } from './report.js';
 import { ScenarioError, loadScenario, type Scenario } from './scenario.js';
 import { shippedScenarioFiles } from './shipped-scenarios.js';
 import { runJobs, type Job } from './sweep.js';
-import { SweepError, buildVariants, parseModes, parseSweep, type Sweep } from './variant.js';
+import { SweepError, buildVariants, parseModes, parseSettings, parseSweep, type Sweep } from './variant.js';
 import type { Mode } from '../cache/cache-options.js';
 
 export const SIMULATE_USAGE = `usage: watchcache simulate [--scenario FILE]... [--json FILE] [--html FILE]
                           [--sweep PARAM=v1,v2,...] [--modes off,alpha,beta]
-                          [--threads N] [--no-progress]
+                          [--pass K=V,K=V...] [--threads N] [--no-progress]
 
 Runs the real engine under virtual time on each scenario (default: the four
 shipped scenarios) in each mode, and reports the KEP-6268 measurements.
@@ -32,6 +32,7 @@ shipped scenarios) in each mode, and reports the KEP-6268 measurements.
                     normalPeriodMs, idlePeriodMs, busyMinMs, busyMaxMs, busyShare,
                     handOffDistance, channelCapacity, historyUpperBound, writeScale
   --modes LIST      modes to run (default: the scenario's, usually off,alpha,beta)
+  --pass K=V,...    fixed settings for every variant (same names as --sweep)
   --threads N       worker threads (default: all cores)
   --no-progress     no progress bar on stderr
 `;
@@ -42,6 +43,7 @@ interface Args {
   html: string | undefined;
   sweep: Sweep | undefined;
   modes: Mode[] | undefined;
+  settings: Sweep[];
   threads: number | undefined;
   progress: boolean;
   help: boolean;
@@ -50,7 +52,7 @@ interface Args {
 class UsageError extends Error {}
 
 function parseArgs(argv: string[]): Args {
-  const a: Args = { scenarios: [], json: undefined, html: undefined, sweep: undefined, modes: undefined, threads: undefined, progress: true, help: false };
+  const a: Args = { scenarios: [], json: undefined, html: undefined, sweep: undefined, modes: undefined, settings: [], threads: undefined, progress: true, help: false };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const eq = arg.startsWith('--') ? arg.indexOf('=') : -1;
@@ -77,6 +79,9 @@ function parseArgs(argv: string[]): Args {
         break;
       case '--modes':
         a.modes = parseModes(value());
+        break;
+      case '--pass':
+        a.settings.push(...parseSettings(value()));
         break;
       case '--threads': {
         const n = Number(value());
@@ -127,7 +132,7 @@ export async function runSimulateCommand(argv: string[]): Promise<number> {
     }
   }
   const jobs: Job[] = [];
-  for (const s of scenarios) for (const variant of buildVariants(args.modes ?? s.modes, args.sweep)) jobs.push({ scenario: s, variant });
+  for (const s of scenarios) for (const variant of buildVariants(args.modes ?? s.modes, args.sweep, args.settings)) jobs.push({ scenario: s, variant });
   let results;
   try {
     results = await runJobs(jobs, { progress: args.progress, ...(args.threads !== undefined ? { threads: args.threads } : {}) });

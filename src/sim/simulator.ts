@@ -104,6 +104,7 @@ export async function simulate(scenario: Scenario, variant: Variant, options: Si
     spend: (ms) => driver.spend(ms),
     cost: scenario.cost,
     intervalOpenCost: resolvePassOptions(pass).intervalOpenCost,
+    maxWatchers: resolvePassOptions(pass).maxWatchers,
     clients,
     laggardAgeMs: 1000,
   });
@@ -111,7 +112,15 @@ export async function simulate(scenario: Scenario, variant: Variant, options: Si
   const beta = cache.betaSync;
   const site: SiteAccounting | undefined = sp !== undefined ? observeAlpha(sp, observer) : beta !== undefined ? observeBeta(beta, observer) : undefined;
   const consumers = buildPopulations(scenario, env, workload, rng.fork(2));
-  for (const h of scenario.halts) agenda.at(origin + 1000 * h.atS, () => halting.halt(h.forMs));
+  for (const h of scenario.halts) {
+    agenda.at(origin + 1000 * h.atS, () => {
+      halting.halt(h.forMs);
+      for (const c of consumers) c.haltStart();
+    });
+    agenda.at(origin + 1000 * h.atS + h.forMs, () => {
+      for (const c of consumers) c.haltEnd();
+    });
+  }
 
   // ---- the driver loop ----
   const durationMs = scenario.durationS * 1000;
@@ -129,7 +138,16 @@ export async function simulate(scenario: Scenario, variant: Variant, options: Si
     nowS = tMs / 1000;
     site?.poll();
     agenda.run(k);
-    if (tMs < durationMs) workload.tick(nowS, tickMs, intended);
+    if (tMs < durationMs) {
+      // Writes arrive spread over the tick (virtual time), so a pass that keeps the thread busy
+      // delays the ones that arrive meanwhile; the real driver issues a tick's writes at once.
+      const n = workload.due(nowS, tickMs);
+      for (let i = 0; i < n; i++) {
+        const t = intended + (i * tickMs) / n;
+        if (i > 0 && driver.kind === 'virtual') await driver.advanceTo(t);
+        workload.write(driver.kind === 'virtual' ? t : intended);
+      }
+    }
     await driver.settle();
     if (tMs >= nextSample) {
       nextSample += sampleEvery;

@@ -1,7 +1,8 @@
 /**
  * Runs many simulations (variants of one or more scenarios) in parallel
  * across cores with a piscina worker pool, with a progress bar on stderr.
- * Results come back in task order. A single task runs in-process.
+ * Results come back in task order. Workers get a larger young generation
+ * than the default (see YOUNG_GENERATION_MB); `inProcess` runs them here.
  */
 import { availableParallelism } from 'node:os';
 import { MessageChannel } from 'node:worker_threads';
@@ -11,6 +12,8 @@ import type { SimResult, Variant } from './result.js';
 import type { Scenario } from './scenario.js';
 import { simulate } from './simulator.js';
 import type { SweepTask } from './sweep-worker.js';
+
+const YOUNG_GENERATION_MB = 192;
 
 export interface RunOptions {
   /** Worker threads (default: available cores, at most the number of tasks). */
@@ -33,7 +36,7 @@ export function jobName(job: Job): string {
 export async function runJobs(jobs: Job[], options: RunOptions = {}): Promise<SimResult[]> {
   const bar = new ProgressBar(jobs.length, process.stderr, options.progress !== false);
   try {
-    if (jobs.length <= 1 || options.inProcess === true) {
+    if (options.inProcess === true) {
       const out: SimResult[] = [];
       for (const job of jobs) {
         const name = jobName(job);
@@ -49,6 +52,9 @@ export async function runJobs(jobs: Job[], options: RunOptions = {}): Promise<Si
       minThreads: threads,
       maxThreads: threads,
       idleTimeout: 1000,
+      // A simulation allocates fast (decoded events, promises): a larger young generation
+      // saves a third of the run time in garbage collection.
+      resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
     });
     try {
       return await Promise.all(

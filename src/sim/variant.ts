@@ -79,11 +79,37 @@ export function withValue(base: Variant, param: string, value: string | number):
   return v;
 }
 
-/** The variants of a run: every mode, times every sweep value when a sweep is given. */
-export function buildVariants(modes: readonly Mode[], sweep: Sweep | undefined): Variant[] {
-  if (sweep === undefined) return modes.map((mode) => ({ label: mode, mode }));
-  if (sweep.param === 'mode') return sweep.values.map((m) => ({ label: String(m), mode: m as Mode }));
+/** Parse `--pass k=v,k=v`: fixed settings applied to every variant (any sweep parameter but mode). */
+export function parseSettings(spec: string): Sweep[] {
+  const out: Sweep[] = [];
+  for (const part of spec.split(',').map((p) => p.trim()).filter((p) => p !== '')) {
+    const s = parseSweep(part);
+    if (s.param === 'mode') throw new SweepError('--pass: use --modes for modes');
+    if (s.values.length !== 1) throw new SweepError(`--pass ${s.param}: one value only`);
+    out.push(s);
+  }
+  if (out.length === 0) throw new SweepError('--pass: nothing to set');
+  return out;
+}
+
+/** The variants of a run: every mode, times every sweep value when a sweep is given, with `settings` applied to each. */
+export function buildVariants(modes: readonly Mode[], sweep: Sweep | undefined, settings: readonly Sweep[] = []): Variant[] {
+  const base = (mode: Mode): Variant => {
+    let v: Variant = { label: mode, mode };
+    for (const s of settings) v = withValue(v, s.param, s.values[0]!);
+    if (settings.length > 0) v.label = `${mode} ${settings.map((s) => `${s.param}=${s.values[0]}`).join(' ')}`;
+    return v;
+  };
+  if (sweep === undefined) return modes.map(base);
+  if (sweep.param === 'mode') return sweep.values.map((m) => base(m as Mode));
   const out: Variant[] = [];
-  for (const mode of modes) for (const value of sweep.values) out.push(withValue({ label: mode, mode }, sweep.param, value));
+  for (const mode of modes) {
+    for (const value of sweep.values) {
+      const b = base(mode);
+      const v = withValue(b, sweep.param, value);
+      v.label = `${b.label} ${sweep.param}=${value}`;
+      out.push(v);
+    }
+  }
   return out;
 }

@@ -96,7 +96,7 @@ export class VirtualClock implements Clock {
       next.fn();
       await settle();
     }
-    this.t = end;
+    if (end > this.t) this.t = end; // a timer may have spent time past `end`: never go back
     await settle();
   }
 

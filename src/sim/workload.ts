@@ -101,13 +101,17 @@ export class Workload {
     this.writes = 0;
   }
 
-  /** Issue the writes due in [tS, tS + dtMs) at the current rate; `intended` is their write time. */
-  tick(tS: number, dtMs: number, intended: number): number {
+  /** How many writes fall due in [tS, tS + dtMs) at the current rate (fractions carry over). */
+  due(tS: number, dtMs: number): number {
     this.carry += (this.rateAt(tS) * dtMs) / 1000;
     const n = Math.floor(this.carry);
     this.carry -= n;
-    for (let i = 0; i < n; i++) this.writeOne(intended);
     return n;
+  }
+
+  /** Issue one write; `t` is its write time (the start of its delivery latency). */
+  write(t: number): void {
+    this.writeOne(t);
   }
 
   /** Writes that the store rejected (should stay 0: the model tracks existence exactly). */

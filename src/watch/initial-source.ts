@@ -13,10 +13,13 @@ import type { WatchEvent } from '../wire/watch-event.js';
 export interface InitialSource {
   /** The next initial event, or undefined when done. Throws IntervalInvalidatedError when overtaken. */
   next(): WatchEvent | undefined;
+  /** True when it reads the history (a relist or eviction can overtake it); a snapshot cannot be. */
+  readonly readsHistory: boolean;
 }
 
 /** A materialized list of events (snapshot ADDED events, then an optional end bookmark). */
 export class SnapshotSource implements InitialSource {
+  readonly readsHistory = false;
   private readonly events: (WatchEvent | undefined)[];
   private pos = 0;
   constructor(events: WatchEvent[]) {
@@ -32,6 +35,7 @@ export class SnapshotSource implements InitialSource {
 
 /** History events after the start RV that the selection picks, in RV order. */
 export class HistorySource implements InitialSource {
+  readonly readsHistory = true;
   private readonly interval: HistoryInterval;
   private readonly selection: Selection;
   private readonly trailer: WatchEvent | undefined;

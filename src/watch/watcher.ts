@@ -91,7 +91,8 @@ export class Watcher implements AsyncIterableIterator<WatchEvent> {
   private phase: WatcherPhase = 'pending';
   private discardChannel = false;
   private initial: InitialSource | undefined;
-  private terminal: WatchEvent | undefined;
+  /** The last event of a drain; a function builds it when reached (a 410 names what the client then has). */
+  private terminal: WatchEvent | ((receivedRV: number) => WatchEvent) | undefined;
   private waiter: ((result: IteratorResult<WatchEvent>) => void) | undefined;
   private endReason: EndReason | undefined;
 
@@ -128,6 +129,10 @@ export class Watcher implements AsyncIterableIterator<WatchEvent> {
   get replaying(): boolean {
     return this.initial !== undefined;
   }
+  /** Still replaying initial events from the history (which a relist invalidates). */
+  get replayingHistory(): boolean {
+    return this.initial !== undefined && this.initial.readsHistory;
+  }
 
   /** Become active: optional initial events first, then the channel. */
   activate(position: number, initial: InitialSource | undefined): void {
@@ -151,7 +156,7 @@ export class Watcher implements AsyncIterableIterator<WatchEvent> {
    * iterator ends. Ignored unless active or pending: a hard stop can never be
    * reopened into drain mode by a later graceful stop (KEP hard-stop fix).
    */
-  drain(reason: EndReason, terminal?: WatchEvent): void {
+  drain(reason: EndReason, terminal?: WatchEvent | ((receivedRV: number) => WatchEvent)): void {
     if (this.phase !== 'active' && this.phase !== 'pending') return;
     this.phase = 'draining';
     this.endReason = reason;
@@ -223,7 +228,10 @@ export class Watcher implements AsyncIterableIterator<WatchEvent> {
         this.owner.initialOvertaken(this);
         return this.poll();
       }
-      if (ev !== undefined) return { done: false, value: ev };
+      if (ev !== undefined) {
+        if (this.initial.readsHistory) this.receivedRV = ev.rv; // history replays come in RV order
+        return { done: false, value: ev };
+      }
       this.initial = undefined;
       // After its initial events the client stands at the start position.
       if (this.startPosition > this.receivedRV) this.receivedRV = this.startPosition;
@@ -244,7 +252,7 @@ export class Watcher implements AsyncIterableIterator<WatchEvent> {
     if (this.phase === 'draining') {
       const t = this.terminal;
       this.terminal = undefined;
-      if (t !== undefined) return { done: false, value: t };
+      if (t !== undefined) return { done: false, value: typeof t === 'function' ? t(this.receivedRV) : t };
       this.stop(this.endReason ?? 'client');
       return DONE;
     }

@@ -27,7 +27,9 @@ for (const mode of MODES) {
       if (r.violations.length > 0) assert.fail(`seed ${trace.seed}:\n${r.violations.slice(0, 5).map(formatViolation).join('\n')}`);
     }
     console.log(`# harness ${mode}: ${runs} runs, ${sessions} sessions, ${events} events checked; engine counters ${JSON.stringify(totals)}`);
-    // The harness must exercise what it guards: stalls and catch-up in alpha/beta, force-closes in off.
+    // The harness must exercise what it guards: stalls and catch-up in alpha/beta, force-closes in off,
+    // and broken store watches (re-lists) in every mode.
+    assert.ok(totals.storeWatchBreaks! > 0, 'no store watch was ever broken');
     if (mode === 'off') assert.ok(totals.unresponsive! > 0, 'off mode runs never force-closed a watcher');
     else {
       assert.ok(totals.stalls! > 0 && totals.catchups! > 0 && totals.deferred! > 0, 'no stall was caught up');

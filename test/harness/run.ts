@@ -13,6 +13,7 @@ import { armFault, type FaultName } from '../../src/testing/faults.js';
 import { checkSession } from './checker.js';
 import { WriteHistory, keyOf } from './model.js';
 import { Prng } from './prng.js';
+import { FaultyStore } from './faulty-store.js';
 import type { Received, SessionRecord, Violation } from './session.js';
 
 export type Behaviour = 'fast' | 'slow' | 'stall' | 'never' | 'early' | 'reconnect';
@@ -34,6 +35,8 @@ export interface Trace {
   smallHistory: boolean;
   /** Small pass budgets so that budgets, the member cap and partial scans really happen. */
   smallBudgets: boolean;
+  /** Break the cache's store watch (as after an etcd compaction) every this many writes; 0: never. */
+  storeFaultEvery?: number;
 }
 
 export interface RunResult {
@@ -57,7 +60,7 @@ export function makeTrace(seed: number, writes: number, consumers: number): Trac
   for (let i = 0; i < consumers; i++) {
     specs.push({ id: i, seed: r.int(1, 2 ** 31), at: r.int(0, Math.max(0, writes - 1)), behaviour: r.pick(BEHAVIOURS) });
   }
-  return { seed, writes, consumers: specs, smallHistory: r.chance(0.5), smallBudgets: r.chance(0.5) };
+  return { seed, writes, consumers: specs, smallHistory: r.chance(0.5), smallBudgets: r.chance(0.5), storeFaultEvery: r.chance(0.25) ? r.int(30, 90) : 0 };
 }
 
 function randomSelector(r: Prng): Pick<WatchOptions, 'namespace' | 'labelSelector' | 'fieldSelector'> {
@@ -79,8 +82,9 @@ export async function runTrace(trace: Trace, mode: Mode, fault?: { name: FaultNa
   store.watch(0, (ev) => history.record(ev), (e) => {
     throw e;
   });
+  const faulty = new FaultyStore(store);
   const cache = new WatchCache({
-    store,
+    store: faulty,
     mode,
     clock,
     indexers: INDEXERS,
@@ -199,6 +203,7 @@ export async function runTrace(trace: Trace, mode: Mode, fault?: { name: FaultNa
       live.delete(key);
     } else await store.update(obj);
     noteBounds();
+    if (trace.storeFaultEvery !== undefined && trace.storeFaultEvery > 0 && step % trace.storeFaultEvery === trace.storeFaultEvery - 1) faulty.breakWatches();
     // Bursts and pauses.
     const gap = w.chance(0.6) ? 0 : w.chance(0.9) ? w.int(1, 20) : w.int(100, 800);
     await clock.advance(gap);
@@ -222,6 +227,7 @@ export async function runTrace(trace: Trace, mode: Mode, fault?: { name: FaultNa
     ['expired', 'apiserver_terminated_watchers_total', { reason: 'resource_expired' }],
     ['expiredInitial', 'apiserver_terminated_watchers_total', { reason: 'resource_expired_initial' }],
   ] as const) counters[k] = await cache.metrics.value(name, labels);
+  counters.storeWatchBreaks = faulty.breaks;
   await cache.stop();
   await clock.advance(1000);
   await Promise.all(running);
