@@ -104,7 +104,7 @@ export class WatchCache implements WatcherOwner {
     this.channelCapacity = options.channelCapacity;
     this.blockTimeoutMs = checkPositive('blockTimeoutMs', options.blockTimeoutMs, 3000);
     this.skipTimeoutFallback = options.skipTimeoutFallback === true;
-    const passOptions = resolvePassOptions(options.pass);
+    const passOptions = resolvePassOptions(options.pass, this.mode);
     this.metrics = new CacheMetrics(this.resource, options.registry);
     this.history = new EventHistory(options.history);
     this.history.onResize = (c) => this.metrics.capacity.set(c);

@@ -45,8 +45,16 @@ export const DEFAULT_PASS_OPTIONS: Readonly<PassOptions> = Object.freeze({
   handOffDistance: 16,
 });
 
-export function resolvePassOptions(input: Partial<PassOptions> | undefined): PassOptions {
-  const o = { ...DEFAULT_PASS_OPTIONS, ...(input ?? {}) };
+/**
+ * Alpha's defaults differ where the simulator showed it pays (docs/tuning.md):
+ * half the scan and push budgets halve the healthy watchers' p99 while passes
+ * run on the main thread, and dense catch-up gets faster. Beta keeps the
+ * KEP's values (its passes are off the main thread).
+ */
+export const ALPHA_PASS_DEFAULTS: Readonly<Partial<PassOptions>> = Object.freeze({ scanBudget: 1000, pushBudget: 1000 });
+
+export function resolvePassOptions(input: Partial<PassOptions> | undefined, mode: 'off' | 'alpha' | 'beta' = 'beta'): PassOptions {
+  const o = { ...DEFAULT_PASS_OPTIONS, ...(mode === 'alpha' ? ALPHA_PASS_DEFAULTS : {}), ...(input ?? {}) };
   if (!['kep', 'fifo', 'position'].includes(o.candidateOrder)) throw new BadRequestError(`pass.candidateOrder must be kep, fifo or position, got ${String(o.candidateOrder)}`);
   for (const [k, v] of Object.entries(o)) {
     if (k === 'candidateOrder') continue;
