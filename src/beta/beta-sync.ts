@@ -60,13 +60,15 @@ export interface BetaWorkerStats {
   passes: number;
   pushes: number;
   scanned: number;
+  /** Scanned events whose payload some member's scope made worth decoding. */
+  decodes: number;
   workMs: number;
 }
 
 export class BetaSync implements FullChannelPolicy {
   /** Watchers the sync worker owns (main thread's view). */
   readonly unsynced = new Map<number, Watcher>();
-  readonly workerStats: BetaWorkerStats = { passes: 0, pushes: 0, scanned: 0, workMs: 0 };
+  readonly workerStats: BetaWorkerStats = { passes: 0, pushes: 0, scanned: 0, decodes: 0, workMs: 0 };
   private readonly history: EventHistory;
   private readonly metrics: CacheMetrics;
   private readonly hooks: StallHooks;
@@ -374,6 +376,7 @@ export class BetaSync implements FullChannelPolicy {
         this.workerStats.workMs = msg.workMs;
         this.workerStats.pushes = msg.pushes;
         this.workerStats.scanned = msg.scanned;
+        this.workerStats.decodes = msg.decodes;
         this.metrics.deferredEvents.inc(Math.max(0, msg.pushes - this.reportedPushes));
         this.reportedPushes = msg.pushes;
         for (const id of msg.ids) this.unsynced.get(id)?.notify();

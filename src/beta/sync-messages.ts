@@ -47,7 +47,7 @@ export type WorkerToMain =
   /** The watcher's position aged out of the history; the main thread owns its channel again. */
   | { op: 'expire'; id: number; position: number; oldest: number }
   /** Watchers the last pass pushed into (wake their consumers), and pass accounting. */
-  | { op: 'pushed'; ids: number[]; pushes: number; scanned: number; workMs: number; passes: number }
+  | { op: 'pushed'; ids: number[]; pushes: number; scanned: number; decodes: number; workMs: number; passes: number }
   /** The worker dropped every member and handed their channels back (answer to `reset`). */
   | { op: 'reset-done' }
   | { op: 'error'; message: string };

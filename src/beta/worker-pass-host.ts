@@ -19,7 +19,8 @@ import { Unpackr } from 'msgpackr';
 import type { ChangeType, IndexerFunc, KubeObject } from '../core/types.js';
 import { realClock, type Clock } from '../core/clock.js';
 import { WatchCacheEvent } from '../history/watch-cache-event.js';
-import { HistoryRingReader, ReadStatus, TOO_OLD, createRingRecord, type HistoryRingHandle } from '../ring/history-ring.js';
+import { HistoryRingReader, ReadStatus, TOO_OLD, createRingRecord, type HistoryRingHandle, type RingRecord } from '../ring/history-ring.js';
+import { hash32, NO_VALUE_HASH } from '../ring/hash32.js';
 import { SpscChannel, WriterOwner, type SpscChannelHandle, type Variant } from '../ring/spsc-channel.js';
 import { Delivery, Selection } from '../selection/selection.js';
 import type { PassOptions } from '../sync/pass-options.js';
@@ -68,13 +69,33 @@ export class WorkerMember implements PassMember {
   reachedLive: boolean;
   removed = false;
 
-  constructor(id: number, channel: SpscChannel, selection: Selection, cell: Float64Array, position: number, reachedLive: boolean) {
+  /** Scope hashes: a cheap test before any event is decoded for this member. */
+  private readonly nsHash: number;
+  private readonly nameHash: number;
+  private readonly triggerHash: number;
+
+  constructor(id: number, known: KnownWatcher, position: number, reachedLive: boolean) {
     this.id = id;
-    this.channel = channel;
-    this.selection = selection;
-    this.cell = cell;
+    this.channel = known.channel;
+    this.selection = known.selection;
+    this.cell = known.cell;
+    this.nsHash = known.nsHash;
+    this.nameHash = known.nameHash;
+    this.triggerHash = known.triggerHash;
     this.cell[0] = position;
     this.reachedLive = reachedLive;
+  }
+
+  /**
+   * False when the slot's hashes prove this member cannot select the event
+   * (another namespace, name or trigger value). A hash collision only costs
+   * a decode; the Selection then decides exactly (invariant 4).
+   */
+  mightSelect(ev: RingEventRef): boolean {
+    if (this.nsHash !== NO_VALUE_HASH && this.nsHash !== ev.nsHash) return false;
+    if (this.nameHash !== NO_VALUE_HASH && this.nameHash !== ev.nameHash) return false;
+    if (this.triggerHash !== NO_VALUE_HASH && this.triggerHash !== ev.triggerHash && this.triggerHash !== ev.prevTriggerHash) return false;
+    return true;
   }
   get position(): number {
     return this.cell[0]!;
@@ -93,7 +114,31 @@ export class WorkerMember implements PassMember {
   }
 }
 
-class RingCursor implements PassCursor<WatchCacheEvent> {
+/**
+ * A scanned ring event as the worker first sees it: its RV and the slot's
+ * selection hashes, read without touching the payload. The payload is
+ * decoded (once per pass) only when some member's hashes say it may select
+ * the event: most scanned events are selected by nobody.
+ */
+export class RingEventRef {
+  readonly index: number;
+  readonly rv: number;
+  readonly nsHash: number;
+  readonly nameHash: number;
+  readonly triggerHash: number;
+  readonly prevTriggerHash: number;
+  decoded: WatchCacheEvent | null | undefined; // undefined: not yet; null: overwritten
+  constructor(r: RingRecord) {
+    this.index = r.absIndex;
+    this.rv = r.rv;
+    this.nsHash = r.nsHash;
+    this.nameHash = r.nameHash;
+    this.triggerHash = r.triggerHash;
+    this.prevTriggerHash = r.prevTriggerHash;
+  }
+}
+
+class RingCursor implements PassCursor<RingEventRef> {
   interrupted = false;
   readonly endRV: number;
   private i: number;
@@ -105,9 +150,9 @@ class RingCursor implements PassCursor<WatchCacheEvent> {
     this.end = end;
     this.endRV = endRV;
   }
-  next(): WatchCacheEvent | undefined {
+  next(): RingEventRef | undefined {
     if (this.interrupted || this.i >= this.end) return undefined;
-    const ev = this.host.eventAt(this.i);
+    const ev = this.host.refAt(this.i);
     if (ev === undefined) {
       this.interrupted = true; // overwritten under us: not the end of the history
       return undefined;
@@ -122,12 +167,16 @@ export interface KnownWatcher {
   channel: SpscChannel;
   selection: Selection;
   cell: Float64Array;
+  /** hash32 of its namespace / name / trigger value scope (NO_VALUE_HASH: any). */
+  nsHash: number;
+  nameHash: number;
+  triggerHash: number;
 }
 
-export class WorkerPassHost implements PassHost<WatchCacheEvent, WorkerMember> {
+export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
   readonly members = new Map<number, WorkerMember>();
   readonly scheduler: PassScheduler;
-  private readonly pass: SyncPass<WatchCacheEvent, WorkerMember>;
+  private readonly pass: SyncPass<RingEventRef, WorkerMember>;
   private readonly reader: HistoryRingReader;
   private readonly control: ControlBlock;
   private readonly snap: ControlSnapshot = { lastDispatchedRV: 0, oldestServableRV: undefined };
@@ -136,13 +185,14 @@ export class WorkerPassHost implements PassHost<WatchCacheEvent, WorkerMember> {
   private readonly indexers: Record<string, IndexerFunc>;
   private readonly triggerField: string | undefined;
   private readonly values = new WeakMap<KubeObject, Record<string, string>>();
-  private readonly decoded = new Map<number, WatchCacheEvent>();
+  private readonly scanned = new Map<number, RingEventRef>();
   private readonly pushedTo = new Set<number>();
   private readonly options: PassOptions;
   private readonly clock: Clock;
   private readonly send: (msg: WorkerToMain) => void;
   private pushes = 0;
-  private scanned = 0;
+  private scannedCount = 0;
+  private decodes = 0;
 
   constructor(ring: HistoryRingHandle, control: SharedArrayBuffer, options: PassOptions, indexerFields: string[], triggerField: string | undefined, send: (msg: WorkerToMain) => void, clock: Clock = realClock) {
     this.reader = new HistoryRingReader(ring);
@@ -166,14 +216,22 @@ export class WorkerPassHost implements PassHost<WatchCacheEvent, WorkerMember> {
     const existing = known.get(id);
     if (existing !== undefined) return existing;
     if (channel === undefined || spec === undefined || cell === undefined) throw new Error(`watcher ${id} was never introduced to the sync worker`);
-    const entry = { channel: new SpscChannel(channel), selection: new Selection(spec, this.indexers, this.triggerField), cell: new Float64Array(cell) };
+    const selection = new Selection(spec, this.indexers, this.triggerField);
+    const entry: KnownWatcher = {
+      channel: new SpscChannel(channel),
+      selection,
+      cell: new Float64Array(cell),
+      nsHash: selection.namespace === '' ? NO_VALUE_HASH : hash32(selection.namespace),
+      nameHash: selection.name === '' ? NO_VALUE_HASH : hash32(selection.name),
+      triggerHash: selection.triggerValue === undefined ? NO_VALUE_HASH : hash32(selection.triggerValue),
+    };
     known.set(id, entry);
     return entry;
   }
 
   adopt(id: number, position: number, reachedLive: boolean, channel: SpscChannelHandle | undefined, spec: SelectionSpec | undefined, cell: SharedArrayBuffer | undefined, known: Map<number, KnownWatcher>): void {
     const entry = this.introduce(id, channel, spec, cell, known);
-    const m = new WorkerMember(id, entry.channel, entry.selection, entry.cell, position, reachedLive);
+    const m = new WorkerMember(id, entry, position, reachedLive);
     this.members.set(id, m);
     this.scheduler.onStall();
   }
@@ -221,11 +279,14 @@ export class WorkerPassHost implements PassHost<WatchCacheEvent, WorkerMember> {
     return new RingCursor(this, start, endIdx, last);
   }
 
-  offer(m: WorkerMember, ev: WatchCacheEvent): Offer {
+  offer(m: WorkerMember, ref: RingEventRef): Offer {
+    if (!m.mightSelect(ref)) return Offer.NotSelected;
+    const ev = this.decode(ref);
+    if (ev === undefined) return Offer.Full; // overwritten while scanning: owed; expiry decides next pass
     const d = m.selection.classify(ev);
     if (d === Delivery.None) return Offer.NotSelected;
     const variant = d === Delivery.Added ? VARIANT_ADDED : d === Delivery.Deleted ? VARIANT_DELETED : VARIANT_AS_IS;
-    if (!m.channel.tryPush(ev.index, variant as Variant)) return Offer.Full;
+    if (!m.channel.tryPush(ref.index, variant as Variant)) return Offer.Full;
     this.pushedTo.add(m.id);
     this.pushes++;
     return Offer.Pushed;
@@ -254,24 +315,37 @@ export class WorkerPassHost implements PassHost<WatchCacheEvent, WorkerMember> {
 
   private readonly servedInPass = new Set<WorkerMember>();
 
-  /** The decoded event at ring index `abs` (cached for the pass), undefined if overwritten. */
-  eventAt(abs: number): WatchCacheEvent | undefined {
-    const cached = this.decoded.get(abs);
+  /** The scanned event at ring index `abs` (metadata only; cached for the pass), undefined if overwritten. */
+  refAt(abs: number): RingEventRef | undefined {
+    const cached = this.scanned.get(abs);
     if (cached !== undefined) return cached;
-    if (this.reader.read(abs, this.record) !== ReadStatus.OK) return undefined;
+    if (this.reader.readMeta(abs, this.record) !== ReadStatus.OK) return undefined;
+    const ref = new RingEventRef(this.record);
+    this.scannedCount++;
+    this.scanned.set(abs, ref);
+    return ref;
+  }
+
+  /** Decode a scanned event's payload once (per pass); undefined if it was overwritten meanwhile. */
+  private decode(ref: RingEventRef): WatchCacheEvent | undefined {
+    if (ref.decoded !== undefined) return ref.decoded ?? undefined;
+    if (this.reader.read(ref.index, this.record) !== ReadStatus.OK) {
+      ref.decoded = null;
+      return undefined;
+    }
     const { frame, sel, prevObject } = decodeRingPayload(this.unpackr, this.record.payload.subarray(0, this.record.length));
     if (sel.iv !== undefined) this.values.set(frame.object, sel.iv);
     if (prevObject !== undefined && sel.piv !== undefined) this.values.set(prevObject, sel.piv);
     const trigger = this.triggerField === undefined ? undefined : this.indexers[this.triggerField];
-    const ev = new WatchCacheEvent(frame.type, frame.object, prevObject, this.record.rv, 0, trigger);
-    ev.index = abs;
-    this.scanned++;
-    this.decoded.set(abs, ev);
+    const ev = new WatchCacheEvent(frame.type, frame.object, prevObject, ref.rv, 0, trigger);
+    ev.index = ref.index;
+    this.decodes++;
+    ref.decoded = ev;
     return ev;
   }
 
   private afterPass(stats: PassStats, done: (stats: PassStats) => void): void {
-    this.decoded.clear();
+    this.scanned.clear();
     // Hand back the members this pass served that are within the hand-off distance of the last
     // dispatched RV (only those: a pass costs nothing per member it did not serve).
     const last = this.resyncPoint();
@@ -292,7 +366,7 @@ export class WorkerPassHost implements PassHost<WatchCacheEvent, WorkerMember> {
       if (remaining <= h && m.free > 0 && m.free >= Math.min(remaining, m.capacity)) this.handBack(m);
     }
     this.servedInPass.clear();
-    this.send({ op: 'pushed', ids: [...this.pushedTo], pushes: this.pushes, scanned: this.scanned, workMs: this.scheduler.workMs, passes: this.scheduler.passes });
+    this.send({ op: 'pushed', ids: [...this.pushedTo], pushes: this.pushes, scanned: this.scannedCount, decodes: this.decodes, workMs: this.scheduler.workMs, passes: this.scheduler.passes });
     this.pushedTo.clear();
     done(stats);
   }

@@ -13,7 +13,7 @@
 import type { BetaSync } from '../beta/beta-sync.js';
 import type { SyncWorkerEndpoint } from '../beta/sync-worker-endpoint.js';
 import type { WorkerToMain } from '../beta/sync-messages.js';
-import type { WorkerMember, WorkerPassHost } from '../beta/worker-pass-host.js';
+import type { RingEventRef, WorkerMember, WorkerPassHost } from '../beta/worker-pass-host.js';
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { WatchCacheEvent } from '../history/watch-cache-event.js';
 import type { StallPolicy } from '../sync/stall-policy.js';
@@ -47,7 +47,7 @@ export function observeAlpha(sp: StallPolicy, o: PassObserver): SiteAccounting {
     onEnded(w);
     o.ended(w.id);
   };
-  o.attach<Watcher>({ pass: sp.pass, host: sp, idOf: (w) => w.id, onMainThread: true, resyncIsFinal: true });
+  o.attach<Watcher, WatchCacheEvent>({ pass: sp.pass, host: sp, idOf: (w) => w.id, onMainThread: true, resyncIsFinal: true });
   return {
     unsynced: () => sp.unsynced.size,
     mainThreadWorkMs: () => sp.scheduler.workMs,
@@ -64,7 +64,7 @@ interface BetaInternals {
   onWorkerMessage(msg: WorkerToMain): void;
 }
 interface HostInternals {
-  pass: SyncPass<WatchCacheEvent, WorkerMember>;
+  pass: SyncPass<RingEventRef, WorkerMember>;
 }
 interface SchedulerInternals {
   clock: Clock;
@@ -163,7 +163,7 @@ export function observeBeta(beta: BetaSync, o: PassObserver): SiteAccounting {
       const scheduler = host.scheduler as unknown as SchedulerInternals;
       const view = new WorkerClockView(scheduler.clock);
       scheduler.clock = view;
-      o.attach<WorkerMember>({ pass, host, idOf: (m) => m.id, onMainThread: false, resyncIsFinal: false, spendOffThread: (ms) => view.spend(ms) });
+      o.attach<WorkerMember, RingEventRef>({ pass, host, idOf: (m) => m.id, onMainThread: false, resyncIsFinal: false, spendOffThread: (ms) => view.spend(ms) });
       // One thread: a pass asked for while the last one is still running (in modelled time) starts when it ends.
       const run = pass.run.bind(pass);
       const members = host.members;

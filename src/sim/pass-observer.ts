@@ -17,8 +17,7 @@
  * engine-sites.ts.
  */
 import type { Clock } from '../core/clock.js';
-import type { WatchCacheEvent } from '../history/watch-cache-event.js';
-import { Offer, type PassCursor, type PassHost, type PassMember, type PassStats, type SyncPass } from '../sync/sync-pass.js';
+import { Offer, type PassCursor, type PassEvent, type PassHost, type PassMember, type PassStats, type SyncPass } from '../sync/sync-pass.js';
 import type { Consumer } from './consumer.js';
 import type { FairnessSummary } from './result.js';
 import type { CostSpec } from './scenario.js';
@@ -52,9 +51,9 @@ export interface ObserverEnv {
 }
 
 /** One SyncPass and its host, as a mode runs them. */
-export interface ObservedPass<M extends PassMember> {
-  pass: SyncPass<WatchCacheEvent, M>;
-  host: PassHost<WatchCacheEvent, M>;
+export interface ObservedPass<M extends PassMember, E extends PassEvent = PassEvent> {
+  pass: SyncPass<E, M>;
+  host: PassHost<E, M>;
   idOf(member: M): number;
   /** The passes run on the main thread (alpha): their modelled cost is charged to it. */
   onMainThread: boolean;
@@ -140,18 +139,18 @@ export class PassObserver {
 
   // ---- interposition ----
 
-  attach<M extends PassMember>(site: ObservedPass<M>): void {
+  attach<M extends PassMember, E extends PassEvent>(site: ObservedPass<M, E>): void {
     const host = site.host;
     this.onMainThread = site.onMainThread;
     this.spendOffThread = site.spendOffThread;
     const open = host.open.bind(host);
-    host.open = (afterRV: number): PassCursor<WatchCacheEvent> => {
+    host.open = (afterRV: number): PassCursor<E> => {
       this.opens++;
       this.pendingUnits += this.env.intervalOpenCost;
       const cursor = open(afterRV);
       const next = cursor.next.bind(cursor);
       // Patch the cursor itself: the pass also reads its other fields (interrupted, endRV).
-      cursor.next = (): WatchCacheEvent | undefined => {
+      cursor.next = (): E | undefined => {
         const ev = next();
         if (ev !== undefined) {
           this.scanned++;
@@ -162,7 +161,7 @@ export class PassObserver {
       return cursor;
     };
     const offer = host.offer.bind(host);
-    host.offer = (m: M, ev: WatchCacheEvent): Offer => {
+    host.offer = (m: M, ev: E): Offer => {
       const r = offer(m, ev);
       if (r === Offer.Pushed) {
         this.pushes++;
