@@ -18,7 +18,7 @@
  *    main thread drains its backlog and sends the 410.
  */
 import { Worker } from 'node:worker_threads';
-import type { Clock } from '../core/clock.js';
+import type { Clock, TimerHandle } from '../core/clock.js';
 import type { IndexerFunc, KubeObject } from '../core/types.js';
 import type { FullChannelPolicy } from '../dispatch/full-channel-policy.js';
 import type { EventHistory } from '../history/event-history.js';
@@ -40,6 +40,9 @@ import { SyncWorkerEndpoint } from './sync-worker-endpoint.js';
 
 /** Where the sync worker runs: a worker thread (production) or in-process on the engine's clock (simulation). */
 export type SyncWorkerPlacement = 'thread' | 'in-process';
+
+/** Introductions posted per turn of the event loop. */
+const INTRO_CHUNK = 256;
 
 export interface BetaSyncInit {
   clock: Clock;
@@ -145,7 +148,7 @@ export class BetaSync implements FullChannelPolicy {
     this.worker = undefined;
     this.introduced.clear();
     this.pendingAdopts = []; // every unsynced watcher is adopted again below, with its channel
-    this.pendingIntros = [];
+    this.pendingIntros.clear();
     this.startWorker();
     for (const w of [...this.unsynced.values()]) {
       const channel = w.queue as SharedWatcherChannel;
@@ -277,6 +280,7 @@ export class BetaSync implements FullChannelPolicy {
 
   onEnded(watcher: Watcher): void {
     if (this.unsynced.delete(watcher.id)) this.metrics.stalledWatchers.set(this.unsynced.size);
+    if (this.pendingIntros.delete(watcher.id)) this.introduced.delete(watcher.id); // never posted: nothing to forget
     if (this.introduced.delete(watcher.id)) {
       this.flushAdopts(); // keep the order: adopt before forget
       this.post({ op: 'forget', id: watcher.id });
@@ -320,8 +324,10 @@ export class BetaSync implements FullChannelPolicy {
     channel.positionCell[0] = watcher.position;
     // Single writer: the main thread stops pushing before the worker may start.
     channel.spsc.handOff(WriterOwner.MAIN, WriterOwner.SYNC_WORKER);
-    // Normally introduced at registration; after a worker restart the adopt carries it.
-    const first = !this.introduced.has(watcher.id);
+    // Normally introduced at registration; after a worker restart, or while its introduction still
+    // waits for its turn, the adopt carries it.
+    const queued = this.pendingIntros.delete(watcher.id);
+    const first = queued || !this.introduced.has(watcher.id);
     this.introduced.add(watcher.id);
     this.pendingAdopts.push({
       id: watcher.id,
@@ -341,11 +347,13 @@ export class BetaSync implements FullChannelPolicy {
   introduce(watcher: Watcher): void {
     if (this.closed || this.introduced.has(watcher.id)) return;
     this.introduced.add(watcher.id);
-    this.pendingIntros.push({ id: watcher.id, position: 0, capacity: watcher.capacity, reachedLive: false, ...introduction(watcher) });
+    this.pendingIntros.set(watcher.id, watcher);
     this.scheduleFlush();
   }
 
-  private pendingIntros: AdoptRequest[] = [];
+  /** Watchers whose introduction has not been posted yet (in registration order). */
+  private pendingIntros = new Map<number, Watcher>();
+  private introTimer: TimerHandle | undefined;
   private flushScheduled = false;
 
   private scheduleFlush(): void {
@@ -414,14 +422,32 @@ export class BetaSync implements FullChannelPolicy {
   private reportedPushes = 0;
   private pendingAdopts: AdoptRequest[] = [];
 
+  /**
+   * Post introductions in chunks of INTRO_CHUNK per turn of the event loop:
+   * cloning a watcher's shared buffers costs ~14 µs, so 10,000 registrations
+   * at once would otherwise hold the main thread for ~140 ms.
+   */
+  private flushIntroductions(): void {
+    if (this.pendingIntros.size === 0 || this.closed) return;
+    const watchers: AdoptRequest[] = [];
+    for (const [id, w] of this.pendingIntros) {
+      this.pendingIntros.delete(id);
+      if (w.accepting || w.state === 'pending') watchers.push({ id, position: 0, capacity: w.capacity, reachedLive: false, ...introduction(w) });
+      if (watchers.length === INTRO_CHUNK) break;
+    }
+    if (watchers.length > 0) this.post({ op: 'introduce', watchers });
+    if (this.pendingIntros.size > 0 && this.introTimer === undefined) {
+      this.introTimer = this.clock.setTimeout(() => {
+        this.introTimer = undefined;
+        this.flushIntroductions();
+      }, 0);
+    }
+  }
+
   /** Post what is pending, introductions first (an adopt may refer to them). */
   private flushAdopts(): void {
     this.flushScheduled = false;
-    if (this.pendingIntros.length > 0) {
-      const watchers = this.pendingIntros;
-      this.pendingIntros = [];
-      this.post({ op: 'introduce', watchers });
-    }
+    this.flushIntroductions();
     if (this.pendingAdopts.length > 0) {
       const watchers = this.pendingAdopts;
       this.pendingAdopts = [];
