@@ -8,6 +8,7 @@
  * callbacks (a setImmediate turn), so async consumers observe each step.
  */
 import type { Clock, TimerHandle } from '../core/clock.js';
+import { Prng } from './prng.js';
 
 interface VTimer extends TimerHandle {
   at: number;
@@ -26,19 +27,16 @@ export class VirtualClock implements Clock {
   private seq = 0;
   private heap: VTimer[] = [];
 
-  private rnd: number;
+  private readonly rnd: Prng;
 
   constructor(start = 1_700_000_000_000, seed = 0x5eed) {
     this.t = start;
-    this.rnd = seed >>> 0;
+    this.rnd = new Prng(seed);
   }
 
   /** Seeded (mulberry32): a run on a virtual clock is reproducible, jitter included. */
   random(): number {
-    let t = (this.rnd = (this.rnd + 0x6d2b79f5) >>> 0);
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    return this.rnd.next();
   }
 
   now(): number {
