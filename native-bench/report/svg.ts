@@ -45,7 +45,9 @@ function yScale(values: number[], log: boolean, top: number, bottom: number): Sc
     for (let e = lo; e <= hi; e++) ticks.push(10 ** e);
     return { map: (v) => bottom - ((Math.log10(Math.max(v, 10 ** lo)) - lo) / (hi - lo)) * (bottom - top), ticks };
   }
-  const max = Math.max(1e-9, ...values.filter((v) => Number.isFinite(v)));
+  // An all-zero series still gets a readable 0..1 axis (not six ticks all labelled 0).
+  const finite = values.filter((v) => Number.isFinite(v));
+  const max = finite.some((v) => v > 0) ? Math.max(...finite) : 1;
   const step = 10 ** Math.floor(Math.log10(max / 4));
   const nice = [1, 2, 5, 10].map((k) => k * step).find((s) => max / s <= 6) ?? step * 10;
   const hi = Math.ceil(max / nice) * nice;
