@@ -152,7 +152,7 @@ export class BetaSync implements FullChannelPolicy {
     this.startWorker();
     for (const w of [...this.unsynced.values()]) {
       const channel = w.queue as SharedWatcherChannel;
-      let position = Math.max(w.position, channel.positionCell[0]!, w.receivedRV);
+      let position = this.positionOf(w);
       const ref = channel.spsc.lastPushedRef();
       if (ref >= 0 && (channel.spsc.lastPushedVariant as number) !== VARIANT_BOOKMARK && ref >= this.history.startIndex && ref < this.history.endIndex) {
         position = Math.max(position, this.history.at(ref).rv);
@@ -163,6 +163,15 @@ export class BetaSync implements FullChannelPolicy {
       // The dead worker's last "pushed" notice may be lost: wake every consumer it may have fed.
       w.notify();
     }
+  }
+
+  /**
+   * How far a watcher the worker serves has really got: the furthest of the
+   * main thread's position, what the worker recorded in the shared cell, and
+   * what the consumer already took.
+   */
+  positionOf(w: Watcher): number {
+    return Math.max(w.position, (w.queue as SharedWatcherChannel).positionCell[0]!, w.receivedRV);
   }
 
   /** Test hook: kill the worker thread as a crash would. */
@@ -245,8 +254,7 @@ export class BetaSync implements FullChannelPolicy {
     this.flushAdopts();
     this.post({ op: 'reset' });
     for (const w of this.unsynced.values()) {
-      const cell = (w.queue as SharedWatcherChannel).positionCell[0]!;
-      if (cell > w.position) w.position = cell; // what the worker reached
+      w.position = this.positionOf(w); // what the worker reached
     }
     this.unsynced.clear();
     this.metrics.stalledWatchers.set(0);
@@ -404,8 +412,7 @@ export class BetaSync implements FullChannelPolicy {
       }
       case 'reset-done':
         for (const [w, oldest] of this.expireAfterReset) {
-          const cell = (w.queue as SharedWatcherChannel).positionCell[0]!;
-          if (cell > w.position) w.position = cell;
+          w.position = this.positionOf(w);
           w.notify();
           this.hooks.expire(w, oldest);
         }

@@ -51,7 +51,7 @@ import { Freshness } from './freshness.js';
 import { buildPage, type ListPage } from './list-page.js';
 import { ObjectState } from './object-state.js';
 import { Reflector } from './reflector.js';
-import { validateListOptions, validateWatchOptions, type GetOptions, type ListOptions, type WatchOptions } from './request-options.js';
+import { validateListOptions, validateWatchOptions, type GetOptions, type ListOptions, type ValidatedWatch, type WatchOptions } from './request-options.js';
 
 export interface ListResult {
   apiVersion: string;
@@ -267,9 +267,9 @@ export class WatchCache implements WatcherOwner {
 
   /** A watcher's position, including what the beta sync worker advanced it to. */
   private positionOf(w: Watcher): number {
-    if (w.unsynced && w.queue instanceof SharedWatcherChannel) return Math.max(w.position, w.queue.positionCell[0]!, w.receivedRV);
-    return w.position;
+    return w.unsynced && this.beta !== undefined ? this.beta.positionOf(w) : w.position;
   }
+
 
 
   private trigger(): IndexerFunc | undefined {
@@ -285,7 +285,7 @@ export class WatchCache implements WatcherOwner {
 
   /** Start a watch. Throws BadRequestError synchronously for malformed options. */
   watch(options: WatchOptions = {}): Watcher {
-    return this.startWatch(options, undefined);
+    return this.startWatch(options, validateWatchOptions(options), undefined);
   }
 
   /**
@@ -302,7 +302,7 @@ export class WatchCache implements WatcherOwner {
     if (options.signal !== undefined) throw new BadRequestError('watchPort: an AbortSignal cannot cross threads; call stop() on the opened watch');
     if (v.sendInitialEvents === true && v.rv > this.rv) throw new BadRequestError(`watchPort: sendInitialEvents at RV ${v.rv}, ahead of the cache (${this.rv})`);
     const state = newPortState();
-    const w = this.startWatch(options, state);
+    const w = this.startWatch(options, v, state);
     const channel = w.queue as SharedWatcherChannel;
     channel.onRemoteCancel = () => w.stop('client');
     let initial: SharedArrayBuffer | null = null;
@@ -320,8 +320,7 @@ export class WatchCache implements WatcherOwner {
   /** Initial events of remote watches, taken by watchPort right after registration. */
   private readonly remoteInitial = new Map<Watcher, WatchEvent[]>();
 
-  private startWatch(options: WatchOptions, remoteState: SharedArrayBuffer | undefined): Watcher {
-    const v = validateWatchOptions(options);
+  private startWatch(options: WatchOptions, v: ValidatedWatch, remoteState: SharedArrayBuffer | undefined): Watcher {
     const selection = new Selection(options, this.indexers, this.triggerField);
     if (this.phase === 'stopped') throw new ServiceUnavailableError('watch cache is stopped');
     if (this.phase === 'new') throw new ServiceUnavailableError('watch cache is not started: call start() first', 1);

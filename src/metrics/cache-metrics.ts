@@ -96,10 +96,10 @@ export class CacheMetrics implements EncodingCounter {
     for (const v of data.values) {
       const l = v.labels as Record<string, string | number>;
       if (l.group !== this.labels.group || l.resource !== this.labels.resource) continue;
-      if ('le' in l || (v as { metricName?: string }).metricName?.endsWith('_sum')) continue;
-      if (Object.entries(extra).every(([k, x]) => String(l[k]) === x)) {
-        if ((v as { metricName?: string }).metricName === undefined || (v as { metricName?: string }).metricName!.endsWith('_count') || (v as { metricName?: string }).metricName === name) sum += v.value;
-      }
+      if (!Object.entries(extra).every(([k, x]) => String(l[k]) === x)) continue;
+      // Counters and gauges: their value; histograms: only the _count series (not buckets or _sum).
+      const series = (v as { metricName?: string }).metricName;
+      if (series === undefined || series === name || series === `${name}_count`) sum += v.value;
     }
     return sum;
   }

@@ -37,9 +37,9 @@ export interface SiteAccounting {
 
 export function observeAlpha(sp: StallPolicy, o: PassObserver): SiteAccounting {
   const mark = sp.markUnsynced.bind(sp);
-  sp.markUnsynced = (w: Watcher, stall?: boolean): void => {
+  sp.markUnsynced = (w: Watcher): void => {
     const was = w.unsynced;
-    mark(w, stall);
+    mark(w);
     if (!was && w.unsynced) o.unsynced(w.id, sp.unsynced.size);
   };
   const onEnded = sp.onEnded.bind(sp);

@@ -92,18 +92,15 @@ export class StallPolicy implements FullChannelPolicy, PassHost<WatchCacheEvent,
     this.metrics.stalledWatchers.set(0);
   }
 
-  /**
-   * Mark a watcher unsynced: a stall (counted), or (beta, `stall` false) a
-   * watch that starts at an old RV and is served by the same resync path.
-   */
-  markUnsynced(watcher: Watcher, stall = true): void {
+  /** Mark a watcher unsynced (a stall): the live path skips it and passes serve it. */
+  markUnsynced(watcher: Watcher): void {
     if (watcher.unsynced) return;
     watcher.unsynced = true;
     watcher.newUnsynced = true;
     watcher.passPushes = 0;
     this.unsynced.add(watcher);
     this.hooks.unsynced(watcher);
-    if (stall) this.metrics.stalls.inc();
+    this.metrics.stalls.inc();
     this.metrics.stalledWatchers.set(this.unsynced.size);
     this.scheduler.onStall();
   }
