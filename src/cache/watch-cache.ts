@@ -31,18 +31,19 @@ import { Dispatcher } from '../dispatch/dispatcher.js';
 import { WatcherIndex } from '../dispatch/watcher-index.js';
 import { EventHistory, type HistoryBounds } from '../history/event-history.js';
 import { WatchCacheEvent } from '../history/watch-cache-event.js';
+import type { Registry } from 'prom-client';
 import { CacheMetrics } from '../metrics/cache-metrics.js';
 import { Selection } from '../selection/selection.js';
 import { resolvePassOptions } from '../sync/pass-options.js';
-import { StallPolicy } from '../sync/stall-policy.js';
-import { BetaSync } from '../beta/beta-sync.js';
 import type { SharedWatcherChannel } from '../beta/shared-watcher-channel.js';
 import { newPortState, type WatchPortHandle } from '../beta/watch-port.js';
 import type { CatchUpStrategy } from '../modes/catch-up-strategy.js';
 import { createStrategy } from '../modes/strategies.js';
+import { registerStrategy } from './cache-internals.js';
 import { SnapshotSource, type InitialSource } from '../watch/initial-source.js';
+import type { Watch } from '../watch/watch.js';
 import { Watcher, type EndReason, type WatcherOwner } from '../watch/watcher.js';
-import { WatchEvent, msgpack } from '../wire/watch-event.js';
+import { msgpack, type EncodingCounter, type WatchEvent } from '../wire/watch-event.js';
 import { checkMode, checkPositive, suggestedChannelSize, type Mode, type WatchCacheOptions } from './cache-options.js';
 import { decodeContinue } from './continue-token.js';
 import { Freshness } from './freshness.js';
@@ -61,10 +62,13 @@ export interface ListResult {
   items: KubeObject[];
 }
 
-export class WatchCache implements WatcherOwner {
+export class WatchCache {
   readonly mode: Mode;
   readonly resource: ResourceInfo;
-  readonly metrics: CacheMetrics;
+  /** The prom-client Registry the cache's metrics are in (options.registry, or its own). */
+  readonly metrics: Registry;
+  /** The metrics themselves (engine-internal). */
+  private readonly counters: CacheMetrics;
   private readonly store: Store;
   private readonly clock: Clock;
   private readonly indexers: Record<string, IndexerFunc>;
@@ -106,12 +110,13 @@ export class WatchCache implements WatcherOwner {
     this.blockTimeoutMs = checkPositive('blockTimeoutMs', options.blockTimeoutMs, 3000);
     this.skipTimeoutFallback = options.skipTimeoutFallback === true;
     const passOptions = resolvePassOptions(options.pass, this.mode);
-    this.metrics = new CacheMetrics(this.resource, options.registry);
+    this.counters = new CacheMetrics(this.resource, options.registry);
+    this.metrics = this.counters.registry;
     this.history = new EventHistory(options.history);
-    this.history.onResize = (c) => this.metrics.capacity.set(c);
-    this.metrics.capacity.set(this.history.capacity);
+    this.history.onResize = (c) => this.counters.capacity.set(c);
+    this.counters.capacity.set(this.history.capacity);
     this.index = new WatcherIndex(this.triggerField !== undefined);
-    this.expiry = new Expiry(this.metrics, (w) => {
+    this.expiry = new Expiry(this.counters, (w) => {
       this.index.remove(w);
       this.strategy.onEnded(w);
     }, this);
@@ -119,7 +124,7 @@ export class WatchCache implements WatcherOwner {
     this.strategy = createStrategy(this.mode, {
       clock: this.clock,
       history: this.history,
-      metrics: this.metrics,
+      metrics: this.counters,
       index: this.index,
       bookmarks: this.bookmarks,
       expiry: this.expiry,
@@ -133,12 +138,13 @@ export class WatchCache implements WatcherOwner {
       cacheRV: () => this.rv,
       register: (w, position, initial) => this.register(w, position, initial),
     });
-    this.dispatcher = new Dispatcher(this.index, this.strategy, this.metrics);
+    registerStrategy(this, this.strategy);
+    this.dispatcher = new Dispatcher(this.index, this.strategy, this.counters);
     this.freshness = new Freshness(
       this.clock,
       this.blockTimeoutMs,
       () => this.rv,
-      (s) => this.metrics.readWait.observe(s),
+      (s) => this.counters.readWait.observe(s),
       this.store.requestProgress === undefined ? undefined : () => this.store.requestProgress!(),
     );
     this.reflector = new Reflector(this.store, this.clock, {
@@ -155,8 +161,20 @@ export class WatchCache implements WatcherOwner {
   get resourceVersion(): number {
     return this.rv;
   }
-  get metricsRegistry(): CacheMetrics['registry'] {
-    return this.metrics.registry;
+  /** Same as `metrics` (kept for older callers). */
+  get metricsRegistry(): Registry {
+    return this.metrics;
+  }
+  /** Counts event encodings: pass it to `WatchEvent.jsonLine` / `msgpackFrame` when writing a stream. */
+  get encodings(): EncodingCounter {
+    return this.counters;
+  }
+  /**
+   * The current value of one of this cache's metrics (its group/resource series only;
+   * `labels` narrows further). Counters and gauges: the value; histograms: the count.
+   */
+  metricValue(name: string, labels: Record<string, string> = {}): Promise<number> {
+    return this.counters.value(name, labels);
   }
   /** Listed once and watching its store. */
   get ready(): boolean {
@@ -214,7 +232,7 @@ export class WatchCache implements WatcherOwner {
     let t4 = 0;
     if (timed) {
       t3 = performance.now();
-      wce.deliver(Delivery.AsIs).jsonLine(this.metrics); // made once here, as encode-once would on first use
+      wce.deliver(Delivery.AsIs).jsonLine(this.counters); // made once here, as encode-once would on first use
       t4 = performance.now();
     }
     this.dispatcher.dispatch(wce); // step 5
@@ -270,8 +288,10 @@ export class WatchCache implements WatcherOwner {
   // ------------------------------------------------------------------ watch
 
   /** Start a watch. Throws BadRequestError synchronously for malformed options. */
-  watch(options: WatchOptions = {}): Watcher {
-    return this.startWatch(options, validateWatchOptions(options), undefined);
+  watch(options: WatchOptions = {}): Watch {
+    // The engine's events are the public union at runtime: an ERROR event is only ever built by
+    // errorEvent() around a Status (src/cache/expiry.ts).
+    return this.startWatch(options, validateWatchOptions(options), undefined) as unknown as Watch;
   }
 
   /**
@@ -314,9 +334,9 @@ export class WatchCache implements WatcherOwner {
     const usesTrigger = selection.triggerValue !== undefined;
     const capacity = v.channelCapacity ?? this.channelCapacity ?? suggestedChannelSize(this.history.capacity, this.history.eventFreshDurationMs, this.triggerField !== undefined, usesTrigger);
     const spec = this.strategy.channelFor(capacity, remoteState);
-    const w = new Watcher({ id: this.nextWatcherId++, selection, capacity, allowBookmarks: v.allowBookmarks, owner: this, ...(spec ?? {}) });
+    const w = new Watcher({ id: this.nextWatcherId++, selection, capacity, allowBookmarks: v.allowBookmarks, owner: this.owner, ...(spec ?? {}) });
     this.watchers.add(w);
-    this.metrics.registeredWatchers.set(this.watchers.size);
+    this.counters.registeredWatchers.set(this.watchers.size);
     this.strategy.registered(w);
     if (v.timeoutMs !== Infinity) {
       w.deadline = this.clock.now() + v.timeoutMs;
@@ -409,9 +429,16 @@ export class WatchCache implements WatcherOwner {
     w.drain('error', errorEvent(err));
   }
 
-  // ---- WatcherOwner ----
+  // ---- WatcherOwner (internal: what a watcher tells its cache) ----
 
-  watcherEnded(w: Watcher, reason: EndReason): void {
+  private readonly owner: WatcherOwner = {
+    watcherEnded: (w, reason) => this.watcherEnded(w, reason),
+    watcherHasRoom: (w) => this.strategy.onRoom(w),
+    initialOvertaken: (w) => this.strategy.initialOvertaken(w),
+    channelOverwritten: (w) => this.channelOverwritten(w),
+  };
+
+  private watcherEnded(w: Watcher, reason: EndReason): void {
     if (w.queue.remote === true && reason !== 'expired' && reason !== 'client') w.queue.endRemote?.();
     if (channels.watcherEnd.hasSubscribers) channels.watcherEnd.publish({ cache: this, watcherId: w.id, reason });
     this.index.remove(w);
@@ -421,18 +448,10 @@ export class WatchCache implements WatcherOwner {
       this.clock.clearTimeout(t);
       this.timeouts.delete(w);
     }
-    if (this.watchers.delete(w)) this.metrics.registeredWatchers.set(this.watchers.size);
+    if (this.watchers.delete(w)) this.counters.registeredWatchers.set(this.watchers.size);
   }
 
-  watcherHasRoom(w: Watcher): void {
-    this.strategy.onRoom(w);
-  }
-
-  initialOvertaken(w: Watcher): void {
-    this.strategy.initialOvertaken(w);
-  }
-
-  channelOverwritten(w: Watcher): void {
+  private channelOverwritten(w: Watcher): void {
     // The event its channel references has left the history: an honest 410, never wrong data.
     // Also while draining toward an expiry 410: the rest of the backlog follows a gap, so it is
     // dropped and the 410 comes now. The client resumes from what it received; that is what aged out.
@@ -499,16 +518,6 @@ export class WatchCache implements WatcherOwner {
     return this.history.bounds();
   }
 
-  /** Test and simulator hook: alpha's unsynced watchers and pass state (undefined in off and beta). */
-  get stallPolicy(): StallPolicy | undefined {
-    return this.strategy instanceof StallPolicy ? this.strategy : undefined;
-  }
-
-  /** Test and benchmark hook: beta's main-thread side of the sync worker (undefined in off and alpha). */
-  get betaSync(): BetaSync | undefined {
-    return this.strategy instanceof BetaSync ? this.strategy : undefined;
-  }
-
   private checkRunning(): void {
     if (this.phase === 'stopped') throw new ServiceUnavailableError('watch cache is stopped');
     if (this.phase !== 'ready' && this.phase !== 'starting') throw new ServiceUnavailableError('watch cache is not started', 1);
@@ -535,24 +544,24 @@ export class WatchCache implements WatcherOwner {
     } catch (err) {
       if (!(err instanceof TooLargeResourceVersionError)) throw err;
       if (this.skipTimeoutFallback) {
-        this.metrics.consistentReadDone(false, 'skipped');
+        this.counters.consistentReadDone(false, 'skipped');
         throw new TooManyRequestsError(err.message, 1);
       }
       try {
         const result = await fromStore();
-        this.metrics.consistentReadDone(true, 'true');
+        this.counters.consistentReadDone(true, 'true');
         return result;
       } catch (fallbackErr) {
-        this.metrics.consistentReadDone(false, 'true');
+        this.counters.consistentReadDone(false, 'true');
         throw fallbackErr;
       }
     }
     try {
       const result = fromCache();
-      this.metrics.consistentReadDone(true, 'false');
+      this.counters.consistentReadDone(true, 'false');
       return result;
     } catch (e) {
-      this.metrics.consistentReadDone(false, 'false');
+      this.counters.consistentReadDone(false, 'false');
       throw e;
     }
   }
