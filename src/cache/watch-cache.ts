@@ -223,7 +223,7 @@ export class WatchCache {
     this.history.append(wce); // step 3: appended before it is dispatched (invariant 1)
     const t1 = timed ? performance.now() : 0;
     // The mode's mirror (beta: the shared ring), before the event is applied and dispatched.
-    const frame = this.strategy.mirror(wce, prev === undefined ? undefined : (encode) => this.state.frameOf(wce.namespace, wce.name, encode));
+    const frame = this.strategy.watchers.mirror(wce, prev === undefined ? undefined : (encode) => this.state.frameOf(wce.namespace, wce.name, encode));
     const t2 = timed ? performance.now() : 0;
     this.state.apply(wce, frame); // step 4
     this.rv = wce.rv;
@@ -262,10 +262,10 @@ export class WatchCache {
       // serves it from there. Anyone else could miss changes hidden in the new list.
       // (A history replay in progress continues from its copied batch; if the reset overtakes it,
       // initialOvertaken gives it its 410 at the RV it reached.)
-      if (continuous && (!w.unsynced || this.strategy.positionOf(w) >= listRV)) survivors.push(w);
+      if (continuous && (!w.unsynced || this.strategy.watchers.positionOf(w) >= listRV)) survivors.push(w);
       else ended.push(w);
     }
-    const endedLater = this.strategy.relistStarting(listRV, survivors, ended);
+    const endedLater = this.strategy.watchers.relistStarting(listRV, survivors, ended);
     this.state.replace(items.map((o) => this.normalize(o)));
     this.rv = Math.max(this.rv, listRV);
     this.dispatcher.reset(this.rv);
@@ -302,7 +302,7 @@ export class WatchCache {
    * the cache has (a consistent '' start cannot be fixed synchronously).
    */
   watchPort(options: WatchOptions = {}): WatchPortHandle {
-    const ring = this.strategy.ringHandle;
+    const ring = this.strategy.watchers.ringHandle;
     if (ring === undefined) throw new BadRequestError(`watchPort needs mode beta (this cache runs ${this.mode})`);
     const v = validateWatchOptions(options);
     if (v.rv === '') throw new BadRequestError('watchPort: resourceVersion "" (a consistent start) cannot be fixed synchronously; use "0" or an RV');
@@ -333,11 +333,11 @@ export class WatchCache {
     if (this.phase === 'new') throw new ServiceUnavailableError('watch cache is not started: call start() first', 1);
     const usesTrigger = selection.triggerValue !== undefined;
     const capacity = v.channelCapacity ?? this.channelCapacity ?? suggestedChannelSize(this.history.capacity, this.history.eventFreshDurationMs, this.triggerField !== undefined, usesTrigger);
-    const spec = this.strategy.channelFor(capacity, remoteState);
+    const spec = this.strategy.watchers.channelFor(capacity, remoteState);
     const w = new Watcher({ id: this.nextWatcherId++, selection, capacity, allowBookmarks: v.allowBookmarks, owner: this.owner, ...(spec ?? {}) });
     this.watchers.add(w);
     this.counters.registeredWatchers.set(this.watchers.size);
-    this.strategy.registered(w);
+    this.strategy.watchers.registered(w);
     if (v.timeoutMs !== Infinity) {
       w.deadline = this.clock.now() + v.timeoutMs;
       this.timeouts.set(w, this.clock.setTimeout(() => w.stop('timeout'), v.timeoutMs));
@@ -413,7 +413,7 @@ export class WatchCache {
       this.expiry.atStart(w, rv, oldest === undefined ? this.rv : oldest - 1);
       return;
     }
-    this.strategy.startBehind(w, rv);
+    this.strategy.watchers.startBehind(w, rv);
   }
 
   private register(w: Watcher, position: number, initial: InitialSource | undefined): void {
