@@ -17,15 +17,11 @@
 import { realClock, type Clock, type TimerHandle } from '../core/clock.js';
 import {
   BadRequestError,
-  NotFoundError,
-  ResourceExpiredError,
   ServiceUnavailableError,
-  TooLargeResourceVersionError,
-  TooManyRequestsError,
   toWatchCacheError,
   type WatchCacheError,
 } from '../core/errors.js';
-import { DEFAULT_RESOURCE, apiVersionOf, objectKey, type IndexerFunc, type KubeObject, type ResourceInfo, type Store, type StoreEvent } from '../core/types.js';
+import { DEFAULT_RESOURCE, apiVersionOf, type IndexerFunc, type KubeObject, type ResourceInfo, type Store, type StoreEvent } from '../core/types.js';
 import { BookmarkScheduler, bookmarkEvent } from '../dispatch/bookmark-scheduler.js';
 import { Dispatcher } from '../dispatch/dispatcher.js';
 import { WatcherIndex } from '../dispatch/watcher-index.js';
@@ -45,22 +41,16 @@ import type { Watch } from '../watch/watch.js';
 import { Watcher, type EndReason, type WatcherOwner } from '../watch/watcher.js';
 import { msgpack, type EncodingCounter, type WatchEvent } from '../wire/watch-event.js';
 import { checkMode, checkPositive, suggestedChannelSize, type Mode, type WatchCacheOptions } from './cache-options.js';
-import { decodeContinue } from './continue-token.js';
 import { Freshness } from './freshness.js';
-import { buildPage, type ListPage } from './list-page.js';
-import { ObjectState } from './object-state.js';
+import { ObjectState, splitKey } from './object-state.js';
+import { CacheReads, type ListResult } from './cache-reads.js';
 import { Reflector } from './reflector.js';
 import { channels } from '../observe/channels.js';
 import { Delivery } from '../selection/selection.js';
 import { Expiry, errorEvent } from './expiry.js';
-import { validateListOptions, validateWatchOptions, type GetOptions, type ListOptions, type ValidatedWatch, type WatchOptions } from './request-options.js';
+import { validateWatchOptions, type GetOptions, type ListOptions, type ValidatedWatch, type WatchOptions } from './request-options.js';
 
-export interface ListResult {
-  apiVersion: string;
-  kind: string;
-  metadata: { resourceVersion: string; continue?: string; remainingItemCount?: number };
-  items: KubeObject[];
-}
+export type { ListResult } from './cache-reads.js';
 
 export class WatchCache {
   readonly mode: Mode;
@@ -86,6 +76,7 @@ export class WatchCache {
   private readonly bookmarks: BookmarkScheduler;
   private readonly freshness: Freshness;
   private readonly reflector: Reflector;
+  private readonly reads: CacheReads;
   private readonly watchers = new Set<Watcher>();
   private readonly timeouts = new Map<Watcher, TimerHandle>();
   private rv = 0;
@@ -147,6 +138,21 @@ export class WatchCache {
       (s) => this.counters.readWait.observe(s),
       this.store.requestProgress === undefined ? undefined : () => this.store.requestProgress!(),
     );
+    this.reads = new CacheReads({
+      store: this.store,
+      state: this.state,
+      history: this.history,
+      freshness: this.freshness,
+      counters: this.counters,
+      resource: this.resource,
+      indexers: this.indexers,
+      triggerField: this.triggerField,
+      skipTimeoutFallback: this.skipTimeoutFallback,
+      cacheRV: () => this.rv,
+      normalize: (o) => this.normalize(o),
+      checkRunning: () => this.checkRunning(),
+      consistentRV: () => this.consistentRV(),
+    });
     this.reflector = new Reflector(this.store, this.clock, {
       replace: (items, rv) => this.replace(items, rv),
       apply: (event) => this.ingest(event),
@@ -459,58 +465,16 @@ export class WatchCache {
     this.expiry.dropBacklog(w, oldest - 1, !w.reachedLive);
   }
 
-  // ------------------------------------------------------------------ list / get
+  // ------------------------------------------------------------------ list / get (src/cache/cache-reads.ts)
 
   /** List with Kubernetes RV semantics ('' consistent, '0' any, 'N' NotOlderThan or Exact; limit + continue). */
-  async list(options: ListOptions = {}): Promise<ListResult> {
-    const v = validateListOptions(options);
-    const selection = new Selection({ namespace: options.namespace, labelSelector: options.labelSelector, fieldSelector: options.fieldSelector }, this.indexers, this.triggerField);
-    this.checkRunning();
-    let page: ListPage;
-    if (options.continue !== undefined && options.continue !== '') {
-      const point = decodeContinue(options.continue);
-      page = this.pageAt(point.rv, selection, v.limit, point.start, true);
-    } else if (v.rv === '') {
-      page = await this.consistentRead(
-        () => this.pageNow(selection, v.limit),
-        async () => {
-          const snap = await this.store.list();
-          const byKey = new Map(snap.items.map((o) => [objectKey(o.metadata.namespace ?? '', o.metadata.name ?? ''), this.normalize(o)]));
-          return buildPage([...byKey.keys()].sort(), (k) => byKey.get(k), selection, snap.resourceVersion, v.limit, undefined);
-        },
-      );
-    } else if (v.rv === 0) {
-      page = this.pageNow(selection, v.limit);
-    } else {
-      await this.freshness.wait(v.rv);
-      page = v.match === 'Exact' ? this.pageAt(v.rv, selection, v.limit, undefined, false) : this.pageNow(selection, v.limit);
-    }
-    const metadata: ListResult['metadata'] = { resourceVersion: String(page.resourceVersion) };
-    if (page.continue !== undefined) metadata.continue = page.continue;
-    if (page.remainingItemCount !== undefined) metadata.remainingItemCount = page.remainingItemCount;
-    return { apiVersion: apiVersionOf(this.resource), kind: `${this.resource.kind}List`, metadata, items: page.items };
+  list(options: ListOptions = {}): Promise<ListResult> {
+    return this.reads.list(options);
   }
 
   /** Get one object ('' consistent, '0' any, 'N' not older than N). */
-  async get(namespace: string, name: string, options: GetOptions = {}): Promise<KubeObject> {
-    const v = validateListOptions({ resourceVersion: options.resourceVersion });
-    if (typeof name !== 'string' || name === '') throw new BadRequestError('name is required');
-    this.checkRunning();
-    const lookup = (): KubeObject => {
-      const obj = this.state.get(namespace ?? '', name);
-      if (obj === undefined) throw new NotFoundError(this.resource.kind, name);
-      return obj;
-    };
-    if (v.rv === '') {
-      return this.consistentRead(lookup, async () => {
-        const snap = await this.store.list();
-        const obj = snap.items.find((o) => (o.metadata.namespace ?? '') === (namespace ?? '') && o.metadata.name === name);
-        if (obj === undefined) throw new NotFoundError(this.resource.kind, name);
-        return this.normalize(obj);
-      });
-    }
-    if (v.rv !== 0) await this.freshness.wait(v.rv);
-    return lookup();
+  get(namespace: string, name: string, options: GetOptions = {}): Promise<KubeObject> {
+    return this.reads.get(namespace, name, options);
   }
 
   /** The history's bounds (the harness reads them to judge a 410). */
@@ -532,64 +496,6 @@ export class WatchCache {
     }
   }
 
-  /**
-   * Consistent read (seed 001): wait until the cache has the store's current
-   * RV, then serve from the cache; on timeout fall back to the store, or
-   * answer 429 when skipTimeoutFallback is set.
-   */
-  private async consistentRead<T>(fromCache: () => T, fromStore: () => Promise<T>): Promise<T> {
-    const target = await this.consistentRV();
-    try {
-      await this.freshness.wait(target);
-    } catch (err) {
-      if (!(err instanceof TooLargeResourceVersionError)) throw err;
-      if (this.skipTimeoutFallback) {
-        this.counters.consistentReadDone(false, 'skipped');
-        throw new TooManyRequestsError(err.message, 1);
-      }
-      try {
-        const result = await fromStore();
-        this.counters.consistentReadDone(true, 'true');
-        return result;
-      } catch (fallbackErr) {
-        this.counters.consistentReadDone(false, 'true');
-        throw fallbackErr;
-      }
-    }
-    try {
-      const result = fromCache();
-      this.counters.consistentReadDone(true, 'false');
-      return result;
-    } catch (e) {
-      this.counters.consistentReadDone(false, 'false');
-      throw e;
-    }
-  }
-
-  private pageNow(selection: Selection, limit: number): ListPage {
-    return buildPage(this.state.keys(), (k) => this.state.get(...splitKey(k)), selection, this.rv, limit, undefined);
-  }
-
-  /** A page of the state exactly at `rv` (410 if the history no longer reaches back to it). */
-  private pageAt(rv: number, selection: Selection, limit: number, start: string | undefined, fromContinue: boolean): ListPage {
-    if (rv > this.rv) throw new TooLargeResourceVersionError(rv, this.rv);
-    if (rv === this.rv) return buildPage(this.state.keys(), (k) => this.state.get(...splitKey(k)), selection, rv, limit, start);
-    if (this.history.isTooOld(rv)) {
-      const oldest = this.history.oldestServableRV();
-      throw fromContinue
-        ? new ResourceExpiredError('The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.')
-        : ResourceExpiredError.tooOld(rv, oldest === undefined ? this.rv : oldest - 1);
-    }
-    const after = [];
-    for (let i = this.history.indexAfter(rv); i < this.history.endIndex; i++) after.push(this.history.at(i));
-    const state = this.state.stateAt(after);
-    return buildPage([...state.keys()].sort(), (k) => state.get(k), selection, rv, limit, start);
-  }
-}
-
-function splitKey(key: string): [string, string] {
-  const i = key.indexOf('/');
-  return [key.slice(0, i), key.slice(i + 1)];
 }
 
 export { errorEvent };
