@@ -50,14 +50,16 @@ export async function handleUpdate(r: ResourceRequest, bodyLimit: number): Promi
   checkWriteQuery(r.params);
   const body = await readJsonBody(r.req, bodyLimit);
   const object = prepareObject(body, { spec: r.served.spec, namespace: r.namespace ?? '', name: r.name });
+  const old = await store.get(r.namespace ?? '', r.name!).catch((err: unknown) => {
+    throw objectError(err, r.served.spec.name, r.name!);
+  });
+  const uid = object.metadata.uid;
+  if (uid !== undefined && uid !== '' && uid !== old.metadata.uid) {
+    throw statusError(409, 'Conflict', `Operation cannot be fulfilled on ${r.served.spec.name} "${r.name}": Precondition failed: UID in precondition: ${uid}, UID in object meta: ${old.metadata.uid ?? ''}`, { name: r.name!, kind: r.served.spec.name });
+  }
+  const invalid = validateUpdate(object, old, r.served.spec);
+  if (invalid !== undefined) throw invalid;
   try {
-    const old = await store.get(r.namespace ?? '', r.name!);
-    const uid = object.metadata.uid;
-    if (uid !== undefined && uid !== '' && uid !== old.metadata.uid) {
-      throw statusError(409, 'Conflict', `Operation cannot be fulfilled on ${r.served.spec.name} "${r.name}": Precondition failed: UID in precondition: ${uid}, UID in object meta: ${old.metadata.uid ?? ''}`, { name: r.name!, kind: r.served.spec.name });
-    }
-    const invalid = validateUpdate(object, old, r.served.spec);
-    if (invalid !== undefined) throw invalid;
     const stored = await store.update(object);
     sendJSON(r.res, 200, withTypeMeta(stored, r.served.spec));
   } catch (err) {
