@@ -22,7 +22,8 @@ Options:
   --mode off|alpha|beta         Slow-watcher policy (default beta)
   --store memory|etcd           Backing store (default memory)
   --etcd URL                    etcd endpoint for --store etcd (default http://127.0.0.1:2379)
-  --resources LIST              Comma-separated resources (default pods), e.g. pods,configmaps
+  --resources LIST              Comma-separated resources (default pods), e.g. pods,configmaps;
+                                events is always served too (kubectl describe lists them)
   --token TOKEN                 Require "Authorization: Bearer TOKEN" (except /healthz, /readyz, /livez)
   --channel-capacity N          Per-watcher channel size (default: Kubernetes' heuristic)
   --history-upper-bound N       History upper bound in events (default 102400)
