@@ -2,10 +2,17 @@
 
 export const MAIN_USAGE = `Usage: watchcache <command> [options]
 
+The watchcache command: a Kubernetes watch cache that keeps slow watchers
+alive (KEP-6268), its API server, its benchmarks and its simulator.
+
 Commands:
   serve      Serve the Kubernetes list/watch API (HTTP/1.1, h2c and TLS)
   bench      Benchmarks: every mode side by side, the floor, and real peers
   simulate   The simulator: the real engine on a virtual clock, scenarios and sweeps
+
+Options:
+  -v, --version                 Print the version
+  -h, --help                    Show this help
 
 Run 'watchcache <command> --help' for the options of a command.
 `;
