@@ -100,6 +100,62 @@ describe('PATCH', () => {
   });
 });
 
+describe('PATCH retries a write in between, unless the patch named its resourceVersion', () => {
+  /** A store where someone else updates the object right after each of the first `races` reads. */
+  function racingStore(races: number): MemoryStore {
+    const store = new MemoryStore();
+    const get = store.get.bind(store);
+    let left = races;
+    store.get = async (namespace: string, name: string) => {
+      const read = await get(namespace, name);
+      if (left-- > 0) await store.update({ ...read, metadata: { ...read.metadata, labels: { ...read.metadata.labels, racer: String(left) } } });
+      return read;
+    };
+    return store;
+  }
+  async function serveStore(store: MemoryStore): Promise<{ url: string; close(): Promise<void> }> {
+    await store.create({ metadata: { namespace: 'default', name: 'r' } });
+    const cache = new WatchCache({ store, mode: 'alpha' });
+    await cache.start();
+    const server = createWatchServer({ caches: [cache], stores: { pods: store }, port: 0, shutdownGraceMs: 500 });
+    await server.listen();
+    return { url: `${server.url}/api/v1/namespaces/default/pods/r`, close: async () => (await server.close(), await cache.stop()) };
+  }
+  const mergeHeaders = { 'content-type': 'application/merge-patch+json' };
+
+  test('a conflict from a write in between is retried on the new state (both changes kept)', async () => {
+    const s = await serveStore(racingStore(2));
+    try {
+      const r = await request(s.url, { method: 'PATCH', body: '{"metadata":{"labels":{"mine":"yes"}}}', headers: mergeHeaders });
+      assert.equal(r.status, 200, r.text);
+      assert.deepEqual(r.json<Obj>().metadata.labels, { racer: '0', mine: 'yes' });
+    } finally {
+      await s.close();
+    }
+  });
+
+  test('with its own resourceVersion the patch is not retried: 409', async () => {
+    const store = racingStore(1);
+    const s = await serveStore(store);
+    try {
+      const rv = (await store.list()).items[0]!.metadata.resourceVersion!;
+      const r = await request(s.url, { method: 'PATCH', body: JSON.stringify({ metadata: { resourceVersion: rv, labels: { mine: 'yes' } } }), headers: mergeHeaders });
+      status(r, 409, 'Conflict');
+    } finally {
+      await s.close();
+    }
+  });
+
+  test('a store that keeps conflicting gives up after MAX_ATTEMPTS with 409', async () => {
+    const s = await serveStore(racingStore(100));
+    try {
+      status(await request(s.url, { method: 'PATCH', body: '{"metadata":{"labels":{"mine":"yes"}}}', headers: mergeHeaders }), 409, 'Conflict');
+    } finally {
+      await s.close();
+    }
+  });
+});
+
 describe('PATCH through a store that patches itself', () => {
   test('the request is handed over as is (content type, body, fieldManager, force)', async () => {
     const store = new MemoryStore();
