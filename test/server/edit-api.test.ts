@@ -157,7 +157,7 @@ describe('PATCH retries a write in between, unless the patch named its resourceV
 });
 
 describe('PATCH through a store that patches itself', () => {
-  test('the request is handed over as is (content type, body, fieldManager, force)', async () => {
+  test('the request is handed over as is (content type, body, fieldManager, force), server-side apply included', async () => {
     const store = new MemoryStore();
     await store.create({ metadata: { namespace: 'default', name: 'up' } });
     const seen: PatchRequest[] = [];
@@ -178,7 +178,7 @@ describe('PATCH through a store that patches itself', () => {
         body: 'metadata:\n  labels: {a: b}\n',
         headers: { 'content-type': 'application/apply-patch+yaml' },
       });
-      assert.equal(r.status, 415, 'apply is refused before any store sees it');
+      assert.equal(r.status, 200, 'an apply patch is handed over too: the upstream decides');
       const ok = await request(`${server.url}/api/v1/namespaces/default/pods/up?fieldManager=me`, {
         method: 'PATCH',
         body: '{"metadata":{"labels":{"a":"b"}}}',
@@ -186,7 +186,12 @@ describe('PATCH through a store that patches itself', () => {
       });
       assert.equal(ok.status, 200, ok.text);
       assert.deepEqual(ok.json<Obj>().metadata.labels, { patched: 'upstream' });
-      assert.deepEqual(seen, [{ contentType: 'application/merge-patch+json', body: '{"metadata":{"labels":{"a":"b"}}}', fieldManager: 'me' }]);
+      assert.deepEqual(seen, [
+        { contentType: 'application/apply-patch+yaml', body: 'metadata:\n  labels: {a: b}\n', fieldManager: 'me', force: true },
+        { contentType: 'application/merge-patch+json', body: '{"metadata":{"labels":{"a":"b"}}}', fieldManager: 'me' },
+      ]);
+      const other = await request(`${server.url}/api/v1/namespaces/default/pods/up`, { method: 'PATCH', body: 'x', headers: { 'content-type': 'text/plain' } });
+      assert.equal(other.status, 415, 'an unknown media type is refused here');
     } finally {
       await server.close();
       await cache.stop();

@@ -8,7 +8,7 @@
  *   anything else                          415
  *
  * A store that patches itself (isPatchingStore: an upstream API server) gets
- * the request as is. Otherwise the server patches: read the object from the
+ * the request as is, apply patches included (the upstream decides). Otherwise the server patches: read the object from the
  * store, apply the patch, check it (name and namespace as the URL's: 400;
  * kind/apiVersion unchanged: 400; validation and an unchanged uid: 422;
  * creationTimestamp kept), and update with a resourceVersion precondition.
@@ -87,7 +87,9 @@ export async function handlePatch(r: ResourceRequest, bodyLimit: number): Promis
   const store = storeOf(r);
   checkWriteQuery(r.params);
   const contentType = mediaType(r.req.headers['content-type']);
-  if (!PATCH_TYPES.includes(contentType)) {
+  const patching = isPatchingStore(store);
+  // An upstream API server may support server-side apply: it gets apply patches too.
+  if (!PATCH_TYPES.includes(contentType) && !(patching && contentType === APPLY_PATCH)) {
     r.req.resume();
     throw unsupported(contentType);
   }
@@ -96,7 +98,7 @@ export async function handlePatch(r: ResourceRequest, bodyLimit: number): Promis
   const namespace = r.namespace ?? '';
   const name = r.name!;
   try {
-    if (isPatchingStore(store)) {
+    if (patching) {
       const request: PatchRequest = { contentType, body, ...patchQuery(r.params) };
       sendJSON(r.res, 200, withTypeMeta(await store.patch(namespace, name, request), spec));
       return;
