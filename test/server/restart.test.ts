@@ -20,20 +20,47 @@ import { request, waitUntil } from '../support/http-client.js';
 import { serve, type Served } from '../support/serve-process.js';
 import { pod } from './server-fixture.js';
 
-/** A TCP proxy whose backend port can be switched; existing connections stay where they are. */
+/**
+ * A TCP proxy whose backend port can be switched. A connection opened before
+ * the switch moves to the new backend with the first bytes the client sends
+ * after it (HTTP/1.1 without pipelining: the previous response is complete
+ * by then), so a request the client sends on a kept-alive connection after
+ * the switch never reaches the old, shutting-down server.
+ */
 async function startProxy(port: number): Promise<{ port: number; target(port: number): void; close(): Promise<void> }> {
   let backend = port;
   const sockets = new Set<net.Socket>();
+  const track = (s: net.Socket): net.Socket => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+    s.on('error', () => {});
+    return s;
+  };
   const server = net.createServer((client) => {
-    const upstream = net.connect(backend, '127.0.0.1');
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on('close', () => sockets.delete(s));
-      s.on('error', () => {});
-    }
-    client.pipe(upstream).pipe(client);
-    client.on('close', () => upstream.destroy());
-    upstream.on('close', () => client.destroy());
+    track(client);
+    let upstreamPort = -1;
+    let upstream: net.Socket | undefined;
+    const connect = (): net.Socket => {
+      const u = track(net.connect(backend, '127.0.0.1'));
+      upstreamPort = backend;
+      u.on('data', (d: Buffer) => {
+        if (u === upstream) client.write(d);
+      });
+      u.on('close', () => {
+        if (u === upstream) client.destroy();
+      });
+      return u;
+    };
+    upstream = connect();
+    client.on('data', (d: Buffer) => {
+      if (upstreamPort !== backend) {
+        const old = upstream!;
+        upstream = connect();
+        old.destroy();
+      }
+      upstream!.write(d);
+    });
+    client.on('close', () => upstream?.destroy());
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
