@@ -136,6 +136,7 @@ describe('strategic merge patch', () => {
     assert.deepEqual(out, { spec: { containers: [{ name: 'b' }, { name: 'c' }, { name: 'a', image: 'new' }] } });
     const reordered = smp(live, { spec: { '$setElementOrder/containers': [{ name: 'c' }, { name: 'b' }, { name: 'a' }] } });
     assert.deepEqual(reordered, { spec: { containers: [{ name: 'c' }, { name: 'b' }, { name: 'a' }] } });
+    assert.throws(() => smp(live, { spec: { '$setElementOrder/containers': [{ name: 'a' }], containers: [{ name: 'z' }] } }), (e: { code: number }) => e.code === 400, 'a patch item missing from the order list');
     const prim = smp({ metadata: { finalizers: ['x', 'y'] } }, { metadata: { '$setElementOrder/finalizers': ['z', 'y', 'x'], finalizers: ['z'] } });
     assert.deepEqual(prim, { metadata: { finalizers: ['z', 'y', 'x'] } });
   });

@@ -221,7 +221,7 @@ function applySetElementOrder(original: JsonMap, patch: JsonMap, schema: PatchSc
     const given = Object.hasOwn(patch, field) && Array.isArray(patch[field]) ? (patch[field] as JsonValue[]) : undefined;
     if (given !== undefined) {
       for (const e of given) {
-        if (isDirectiveElement(e)) continue;
+        if (isDirectiveElement(e) || (isJsonMap(e) && mergeKey === undefined)) continue; // maps match only by a merge key
         if (indexIn(order, e, mergeKey) < 0) throw new BadRequestError(`${key}: the patch list of ${field} has an element not in the order list: ${JSON.stringify(e)}`);
       }
     }
