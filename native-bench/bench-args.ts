@@ -46,19 +46,29 @@ export interface BenchPlan {
   };
 }
 
-export const USAGE = `watchcache bench [--modes off,alpha,beta] [--watchers N] [--stalled N[,N...]] [--rate EVENTS_PER_S]
-                 [--duration S] [--json FILE] [--html FILE]
-                 [--quick | --full] [--suite kep,throughput,floor,peers] [--variants stalled,rate]
-                 [--slow-read-rate EVENTS_PER_S] [--channel-capacity N] [--no-etcd] [--no-http]
+export const USAGE = `Usage: watchcache bench [options]
 
-  --watchers N     healthy watchers next to the slow ones (default 1)
-  --stalled N      slow watchers; a comma list sweeps (default quick 0,100,1000,10000; full adds 100000)
-  --rate R         writer rate, events/s (default 1000)
-  --duration S     length of each KEP run: half stall, half resume (default quick 4, full 10)
-  --quick          the default: smaller N and shorter runs (a few minutes on 2 cores)
-  --full           the whole sweep (N up to 100,000; etcd with W up to 1000)
-  --json FILE      default bench-results/latest.json
-  --html FILE      default bench-results/latest.html (self-contained, inline SVG)`;
+Benchmarks every mode side by side (the KEP bench, throughput, the floor and
+real peers), with terminal tables, a JSON file and an HTML report.
+
+Options:
+  --modes LIST                  Modes to run (default off,alpha,beta)
+  --watchers N                  Healthy watchers next to the slow ones (default 1)
+  --stalled N[,N...]            Slow watchers; a list sweeps (default quick 0,100,1000,10000; full adds 100000)
+  --rate EVENTS_PER_S           Writer rate (default 1000)
+  --duration S                  Length of each KEP run: half stall, half resume (default quick 4, full 10)
+  --quick                       The default: smaller N and shorter runs (a few minutes on 2 cores)
+  --full                        The whole sweep (N up to 100,000; etcd with W up to 1000)
+  --suite LIST                  kep,throughput,floor,peers (default all)
+  --variants LIST               stalled,rate (default both)
+  --slow-read-rate EVENTS_PER_S Read rate of the slow watchers in the rate variant
+  --channel-capacity N          Per-watcher channel size
+  --no-etcd                     Skip the etcd peer
+  --no-http                     Skip the HTTP peer
+  --json FILE                   Results as JSON (default bench-results/latest.json)
+  --html FILE                   Self-contained HTML report (default bench-results/latest.html)
+  -h, --help                    Show this help
+`;
 
 function list(s: string | undefined): string[] | undefined {
   return s === undefined ? undefined : s.split(',').map((x) => x.trim()).filter((x) => x !== '');

@@ -108,11 +108,11 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
   try {
     plan = parseBenchArgs(argv);
   } catch (err) {
-    process.stderr.write(`watchcache bench: ${(err as Error).message}\n${USAGE}\n`);
+    process.stderr.write(`watchcache bench: ${(err as Error).message}\nRun 'watchcache bench --help' for usage.\n`);
     return 2;
   }
   if (plan.help) {
-    process.stdout.write(USAGE + '\n');
+    process.stdout.write(USAGE);
     return 0;
   }
   const log = (l: string): void => void process.stderr.write(`[bench] ${l}\n`);

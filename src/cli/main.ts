@@ -7,6 +7,7 @@ import { parseServeArgs } from './serve-command.js';
 import { ServeRuntime } from './serve-runtime.js';
 import { MAIN_USAGE, SERVE_USAGE } from './usage.js';
 import { UsageError } from './usage-error.js';
+import { packageVersion } from './version.js';
 
 const io = { out: (l: string) => process.stdout.write(l + '\n'), err: (l: string) => process.stderr.write(l + '\n') };
 
@@ -45,7 +46,13 @@ async function main(argv: string[]): Promise<number | undefined> {
     case '-h':
     case '--help':
     case 'help':
+      if (command === 'help' && rest[0] !== undefined && rest[0] !== '') return main([rest[0], '--help']);
       process.stdout.write(MAIN_USAGE);
+      return 0;
+    case '-v':
+    case '--version':
+    case 'version':
+      process.stdout.write(packageVersion() + '\n');
       return 0;
     case undefined:
       process.stderr.write(MAIN_USAGE);
@@ -61,8 +68,10 @@ main(process.argv.slice(2)).then(
   },
   (err: unknown) => {
     if (err instanceof UsageError) {
-      io.err(`watchcache: ${err.message}`);
-      io.err(`Run 'watchcache --help' or 'watchcache serve --help' for usage.`);
+      const command = process.argv[2];
+      const known = command === 'serve' || command === 'bench' || command === 'simulate';
+      io.err(`watchcache${known ? ` ${command}` : ''}: ${err.message}`);
+      io.err(`Run 'watchcache${known ? ` ${command}` : ''} --help' for usage.`);
       process.exit(err.exitCode);
     }
     io.err(`watchcache: ${(err as Error).message ?? String(err)}`);

@@ -12,6 +12,7 @@ import { createWatchServer, type WatchServer } from '../server/server.js';
 import { resolveResource, resourceInfo } from '../server/resources.js';
 import type { WritableStore } from '../server/served-resource.js';
 import type { ServeConfig } from './serve-command.js';
+import { servedResources } from './served-resources.js';
 import { createStores, type ServedStore } from './store-factory.js';
 import { UsageError } from './usage-error.js';
 
@@ -51,7 +52,8 @@ export class ServeRuntime {
   async start(): Promise<void> {
     const c = this.config;
     const tls = readTls(c);
-    const specs = c.resources.map((r) => resolveResource(r));
+    const names = servedResources(c.resources);
+    const specs = names.map((r) => resolveResource(r));
     this.stores = await createStores(c.store, c.etcd, specs);
     const registry = new Registry();
     this.caches = specs.map(
@@ -78,7 +80,7 @@ export class ServeRuntime {
       maxWatches: c.maxWatches,
     });
     await this.server.listen();
-    this.io.out(`watchcache serving ${c.resources.join(',')} on ${this.server.url} (mode ${c.mode}, store ${c.store})`);
+    this.io.out(`watchcache serving ${names.join(',')} on ${this.server.url} (mode ${c.mode}, store ${c.store})`);
     for (const cache of this.caches) void this.startCache(cache);
   }
 

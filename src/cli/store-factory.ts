@@ -1,9 +1,11 @@
 /**
- * The backing store of one served resource: a MemoryStore, or an EtcdStore
+ * The backing store of one served resource: a MemoryStore (RVs starting at
+ * the resource-version epoch), or an EtcdStore
  * (`/registry/<resource>/` prefix) loaded with a dynamic import, so the
  * memory path never depends on the etcd module or its client library.
  */
 import { MemoryStore } from '../store/memory-store.js';
+import { resourceVersionEpoch } from './resource-version-epoch.js';
 import type { Store } from '../core/types.js';
 import type { WritableStore } from '../server/served-resource.js';
 import type { ResourceSpec } from '../server/resources.js';
@@ -29,7 +31,11 @@ async function loadEtcdStore(): Promise<NonNullable<EtcdModule['EtcdStore']>> {
 
 /** One store per resource, in the order given. */
 export async function createStores(kind: StoreKind, etcdUrl: string, specs: readonly ResourceSpec[]): Promise<ServedStore[]> {
-  if (kind === 'memory') return specs.map((s) => new MemoryStore({ kind: s.kind }));
+  if (kind === 'memory') {
+    // RVs start at the server's start time, so RVs from before a restart are older than the history (410, re-list).
+    const startResourceVersion = resourceVersionEpoch();
+    return specs.map((s) => new MemoryStore({ kind: s.kind, startResourceVersion }));
+  }
   const EtcdStore = await loadEtcdStore();
   return specs.map((s) => new EtcdStore({ endpoints: [etcdUrl], prefix: `/registry/${s.name}/`, kind: s.kind }));
 }

@@ -2,10 +2,17 @@
 
 export const MAIN_USAGE = `Usage: watchcache <command> [options]
 
+The watchcache command: a Kubernetes watch cache that keeps slow watchers
+alive (KEP-6268), its API server, its benchmarks and its simulator.
+
 Commands:
   serve      Serve the Kubernetes list/watch API (HTTP/1.1, h2c and TLS)
   bench      Benchmarks: every mode side by side, the floor, and real peers
   simulate   The simulator: the real engine on a virtual clock, scenarios and sweeps
+
+Options:
+  -v, --version                 Print the version
+  -h, --help                    Show this help
 
 Run 'watchcache <command> --help' for the options of a command.
 `;
@@ -22,7 +29,8 @@ Options:
   --mode off|alpha|beta         Slow-watcher policy (default beta)
   --store memory|etcd           Backing store (default memory)
   --etcd URL                    etcd endpoint for --store etcd (default http://127.0.0.1:2379)
-  --resources LIST              Comma-separated resources (default pods), e.g. pods,configmaps
+  --resources LIST              Comma-separated resources (default pods), e.g. pods,configmaps;
+                                events is always served too (kubectl describe lists them)
   --token TOKEN                 Require "Authorization: Bearer TOKEN" (except /healthz, /readyz, /livez)
   --channel-capacity N          Per-watcher channel size (default: Kubernetes' heuristic)
   --history-upper-bound N       History upper bound in events (default 102400)

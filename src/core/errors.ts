@@ -6,6 +6,8 @@
 
 export interface StatusCause {
   type?: string;
+  /** The cause type as kube-apiserver writes it on the wire (metav1.StatusCause `reason`). */
+  reason?: string;
   message?: string;
   field?: string;
 }

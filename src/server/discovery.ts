@@ -13,7 +13,7 @@ import type { ServedResource } from './served-resource.js';
 import { sendJSON } from './status-response.js';
 
 /** The verbs this server implements for every served resource. */
-export const VERBS = ['create', 'delete', 'get', 'list', 'update', 'watch'] as const;
+export const VERBS = ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'] as const;
 export const READ_ONLY_VERBS = ['get', 'list', 'watch'] as const;
 
 export const VERSION_INFO = Object.freeze({

@@ -19,19 +19,12 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
-const NAME_RE = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 const GENERATE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 
 function randomSuffix(): string {
   let s = '';
   for (let i = 0; i < 5; i++) s += GENERATE_ALPHABET[Math.floor(Math.random() * GENERATE_ALPHABET.length)];
   return s;
-}
-
-function checkName(what: string, value: string): void {
-  if (value.length > 253 || !NAME_RE.test(value)) {
-    throw new BadRequestError(`${what} "${value}" is invalid: must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character`);
-  }
 }
 
 export interface Target {
@@ -74,15 +67,13 @@ export function prepareObject(body: unknown, target: Target): KubeObject {
   if ((name === undefined || name === '') && target.name === undefined && typeof metadata.generateName === 'string' && metadata.generateName !== '') {
     name = metadata.generateName + randomSuffix();
   }
-  if (name === undefined || name === '') {
-    if (target.name === undefined) throw new BadRequestError('metadata.name or metadata.generateName is required');
-    name = target.name;
-  }
+  // A create without any name is left to validation (422 Required, as kube-apiserver answers).
+  if ((name === undefined || name === '') && target.name !== undefined) name = target.name;
   if (target.name !== undefined && name !== target.name) {
     throw new BadRequestError(`the name of the object (${name}) does not match the name on the URL (${target.name})`);
   }
-  checkName('metadata.name', name);
-  metadata.name = name;
+  // The name's syntax is checked by validation (422 Invalid, src/server/validation/).
+  metadata.name = name ?? '';
   const { kind: _kind, apiVersion: _apiVersion, metadata: _metadata, ...rest } = body;
   return { apiVersion, kind: spec.kind, metadata, ...rest } as KubeObject;
 }

@@ -3,7 +3,7 @@
  * and method dispatch; every failure becomes a Status response.
  *
  *   collection  GET (list | watch), POST (create)
- *   object      GET (get | watch of that one object), PUT (update), DELETE
+ *   object      GET (get | watch of that one object), PUT (update), PATCH, DELETE
  *   HEAD is a GET without a body, except that it never starts a watch (405).
  *   anything else on a resource path is 405; unknown paths and resources 404.
  * A namespaced resource needs /namespaces/{ns}/ for objects and creates;
@@ -24,6 +24,7 @@ import type { ServedResource } from './served-resource.js';
 import { methodNotAllowed, notAcceptable, resourceNotFound, sendError, unauthorized } from './status-response.js';
 import { handleWatch, type WatchDeps } from './watch-handler.js';
 import { handleCreate, handleDelete, handleUpdate } from './write-handlers.js';
+import { handlePatch } from './patch/patch-handler.js';
 import type { BearerAuth } from './auth.js';
 
 export interface RouterOptions extends WatchDeps {
@@ -102,8 +103,9 @@ export class RequestRouter {
       return sendError(res, methodNotAllowed(), { allow: writable && (!namespaced || route.namespace !== undefined) ? 'GET, POST' : 'GET' });
     }
     if (writable && method === 'PUT') return handleUpdate(r, this.o.bodyLimit);
+    if (writable && method === 'PATCH') return handlePatch(r, this.o.bodyLimit);
     if (writable && method === 'DELETE') return handleDelete(r, this.o.bodyLimit);
-    return sendError(res, methodNotAllowed(), { allow: writable ? 'GET, PUT, DELETE' : 'GET' });
+    return sendError(res, methodNotAllowed(), { allow: writable ? 'GET, PUT, PATCH, DELETE' : 'GET' });
   }
 }
 

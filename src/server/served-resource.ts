@@ -8,6 +8,7 @@ import type { ResourceSpec } from './resources.js';
 
 /** The write API of a store (MemoryStore and EtcdStore both have it). */
 export interface WritableStore {
+  get(namespace: string, name: string): Promise<KubeObject>;
   create(object: KubeObject): Promise<KubeObject>;
   update(object: KubeObject): Promise<KubeObject>;
   delete(namespace: string, name: string, options?: { resourceVersion?: string }): Promise<KubeObject>;

@@ -7,6 +7,9 @@
  * reached; Retry-After 1). Later failures (410 Expired, 504 too large RV)
  * arrive as one in-stream ERROR event, after which the response ends.
  *
+ * A client asking for a Table (kubectl get -w) gets each event as a Table
+ * of one row, encoded for its stream (src/server/table/table.ts).
+ *
  * timeoutSeconds is passed through; when absent (or 0) the watch lasts a
  * random duration in [1800, 3600) s, like kube-apiserver's
  * minRequestTimeout x (1 + rand).
@@ -19,6 +22,8 @@ import type { ResourceRequest } from './resource-request.js';
 import { notAcceptable, sendError } from './status-response.js';
 import type { WatchRegistry } from './watch-registry.js';
 import { WatchStream } from './watch-stream.js';
+import { tableWatchEncoder } from './table/table.js';
+import { tableRequest, type TableRequest } from './table/table-request.js';
 
 export const MIN_REQUEST_TIMEOUT_SECONDS = 1800;
 
@@ -39,6 +44,12 @@ export async function handleWatch(r: ResourceRequest, q: ReadQuery, deps: WatchD
   const accept = r.req.headers.accept;
   const encoding = negotiateWatchEncoding(accept);
   if (encoding === undefined) return sendError(r.res, notAcceptable(accept ?? ''));
+  let table: TableRequest | undefined;
+  try {
+    table = encoding === 'json' ? tableRequest(accept, r.params) : undefined;
+  } catch (err) {
+    return sendError(r.res, err);
+  }
   if (!cache.ready) return sendError(r.res, new TooManyRequestsError(`the watch cache of ${r.served.spec.name} is (re)initializing, try again`, 1));
   if (!deps.registry.reserve()) {
     return sendError(r.res, new TooManyRequestsError(`too many watches: this server allows ${deps.registry.maxWatches} at once`, 1));
@@ -67,5 +78,6 @@ export async function handleWatch(r: ResourceRequest, q: ReadQuery, deps: WatchD
     'x-content-type-options': 'nosniff',
   });
   r.res.flushHeaders();
-  await deps.registry.run(new WatchStream(r.res, watcher, encoding, cache.encodings));
+  const lineEncoder = table === undefined ? undefined : tableWatchEncoder(table, r.served.spec);
+  await deps.registry.run(new WatchStream(r.res, watcher, encoding, cache.encodings, lineEncoder));
 }

@@ -7,6 +7,8 @@
  *   stream; nothing is re-encoded per stream.
  * - msgpack framing: every frame is preceded by its length as a 4-byte
  *   big-endian unsigned integer (`[len][msgpack {type, object}]...`).
+ * - A stream given its own `lineEncoder` (a Table watch: its rows are its
+ *   own) encodes each event with it instead of the shared JSON line.
  * - Batching: the events that are ready right now (channel backlog, initial
  *   replay) are gathered, up to MAX_BATCH_EVENTS / MAX_BATCH_BYTES, and sent
  *   with ONE write (a concatenation); a batch is flushed as soon as no further
@@ -49,6 +51,7 @@ export class WatchStream {
   private readonly watcher: Watcher;
   private readonly encoding: WatchEncoding;
   private readonly counter: EncodingCounter;
+  private readonly lineEncoder: ((ev: WatchEvent) => Buffer) | undefined;
   private closed = false;
   private stopping = false;
   private wakeWriter: (() => void) | undefined;
@@ -58,8 +61,9 @@ export class WatchStream {
   /** Events written to the response. */
   eventsWritten = 0;
 
-  constructor(res: ResponseLike, watcher: Watcher, encoding: WatchEncoding, counter: EncodingCounter) {
+  constructor(res: ResponseLike, watcher: Watcher, encoding: WatchEncoding, counter: EncodingCounter, lineEncoder?: (ev: WatchEvent) => Buffer) {
     this.res = res;
+    this.lineEncoder = lineEncoder;
     this.watcher = watcher;
     this.encoding = encoding;
     this.counter = counter;
@@ -118,7 +122,7 @@ export class WatchStream {
 
   private add(ev: WatchEvent): void {
     if (this.encoding === 'json') {
-      const line = ev.jsonLine(this.counter);
+      const line = this.lineEncoder === undefined ? ev.jsonLine(this.counter) : this.lineEncoder(ev);
       this.parts.push(line);
       this.partBytes += line.length;
     } else {

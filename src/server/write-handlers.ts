@@ -8,7 +8,10 @@
  *                         deletion RV (DeleteOptions.preconditions.resourceVersion
  *                         is honoured; other DeleteOptions are ignored)
  * Bodies are JSON, at most `bodyLimit` bytes (413 above). Every returned
- * object carries kind and apiVersion.
+ * object carries kind and apiVersion. Creates and updates are validated as
+ * kube-apiserver does (422 Invalid, src/server/validation/); a PUT whose
+ * metadata.uid is not the stored one's is a 409 precondition failure.
+ * PATCH is src/server/patch/patch-handler.ts.
  */
 import { BadRequestError } from '../core/errors.js';
 import { deletePrecondition, prepareObject, withTypeMeta } from './object-shape.js';
@@ -16,9 +19,10 @@ import { checkWriteQuery } from './query-params.js';
 import { readJsonBody } from './request-body.js';
 import type { ResourceRequest } from './resource-request.js';
 import type { WritableStore } from './served-resource.js';
-import { methodNotAllowed, objectError, sendJSON } from './status-response.js';
+import { methodNotAllowed, objectError, sendJSON, statusError } from './status-response.js';
+import { validateCreate, validateUpdate } from './validation/object-validation.js';
 
-function storeOf(r: ResourceRequest): WritableStore {
+export function storeOf(r: ResourceRequest): WritableStore {
   const store = r.served.store;
   if (store === undefined) throw methodNotAllowed();
   return store;
@@ -31,6 +35,8 @@ export async function handleCreate(r: ResourceRequest, bodyLimit: number): Promi
   const object = prepareObject(body, { spec: r.served.spec, namespace: r.namespace ?? '', name: undefined });
   const rv = object.metadata.resourceVersion;
   if (rv !== undefined && rv !== '') throw new BadRequestError('metadata.resourceVersion must not be set on objects to be created');
+  const invalid = validateCreate(object, r.served.spec);
+  if (invalid !== undefined) throw invalid;
   try {
     const stored = await store.create(object);
     sendJSON(r.res, 201, withTypeMeta(stored, r.served.spec));
@@ -44,6 +50,15 @@ export async function handleUpdate(r: ResourceRequest, bodyLimit: number): Promi
   checkWriteQuery(r.params);
   const body = await readJsonBody(r.req, bodyLimit);
   const object = prepareObject(body, { spec: r.served.spec, namespace: r.namespace ?? '', name: r.name });
+  const old = await store.get(r.namespace ?? '', r.name!).catch((err: unknown) => {
+    throw objectError(err, r.served.spec.name, r.name!);
+  });
+  const uid = object.metadata.uid;
+  if (uid !== undefined && uid !== '' && uid !== old.metadata.uid) {
+    throw statusError(409, 'Conflict', `Operation cannot be fulfilled on ${r.served.spec.name} "${r.name}": Precondition failed: UID in precondition: ${uid}, UID in object meta: ${old.metadata.uid ?? ''}`, { name: r.name!, kind: r.served.spec.name });
+  }
+  const invalid = validateUpdate(object, old, r.served.spec);
+  if (invalid !== undefined) throw invalid;
   try {
     const stored = await store.update(object);
     sendJSON(r.res, 200, withTypeMeta(stored, r.served.spec));

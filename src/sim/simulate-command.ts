@@ -18,23 +18,24 @@ import { runJobs, type Job } from './sweep.js';
 import { SweepError, buildVariants, parseModes, parseSettings, parseSweep, type Sweep } from './variant.js';
 import type { Mode } from '../cache/cache-options.js';
 
-export const SIMULATE_USAGE = `usage: watchcache simulate [--scenario FILE]... [--json FILE] [--html FILE]
-                          [--sweep PARAM=v1,v2,...] [--modes off,alpha,beta]
-                          [--pass K=V,K=V...] [--threads N] [--no-progress]
+export const SIMULATE_USAGE = `Usage: watchcache simulate [options]
 
 Runs the real engine under virtual time on each scenario (default: the four
 shipped scenarios) in each mode, and reports the KEP-6268 measurements.
-  --scenario FILE   a scenario JSON file (repeatable)
-  --json FILE       write every result as JSON
-  --html FILE       write a self-contained HTML report with plots
-  --sweep P=v1,...  also vary one parameter: mode, candidateOrder, maxWatchers,
-                    scanBudget, pushBudget, budget (both), intervalOpenCost,
-                    normalPeriodMs, idlePeriodMs, busyMinMs, busyMaxMs, busyShare,
-                    handOffDistance, channelCapacity, historyUpperBound, writeScale
-  --modes LIST      modes to run (default: the scenario's, usually off,alpha,beta)
-  --pass K=V,...    fixed settings for every variant (same names as --sweep)
-  --threads N       worker threads (default: all cores)
-  --no-progress     no progress bar on stderr
+
+Options:
+  --scenario FILE               A scenario JSON file (repeatable)
+  --json FILE                   Write every result as JSON
+  --html FILE                   Write a self-contained HTML report with plots
+  --sweep PARAM=v1,v2,...       Also vary one parameter: mode, candidateOrder, maxWatchers,
+                                scanBudget, pushBudget, budget (both), intervalOpenCost,
+                                normalPeriodMs, idlePeriodMs, busyMinMs, busyMaxMs, busyShare,
+                                handOffDistance, channelCapacity, historyUpperBound, writeScale
+  --modes LIST                  Modes to run (default: the scenario's, usually off,alpha,beta)
+  --pass K=V,...                Fixed settings for every variant (same names as --sweep)
+  --threads N                   Worker threads (default: all cores)
+  --no-progress                 No progress bar on stderr
+  -h, --help                    Show this help
 `;
 
 interface Args {
@@ -109,7 +110,7 @@ export async function runSimulateCommand(argv: string[]): Promise<number> {
     args = parseArgs(argv);
   } catch (err) {
     if (err instanceof UsageError || err instanceof SweepError) {
-      process.stderr.write(`watchcache simulate: ${err.message}\n\n${SIMULATE_USAGE}`);
+      process.stderr.write(`watchcache simulate: ${err.message}\nRun 'watchcache simulate --help' for usage.\n`);
       return 2;
     }
     throw err;

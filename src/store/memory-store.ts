@@ -1,7 +1,10 @@
 /**
  * MemoryStore: the embedded, in-process backing store (API.md "Stores").
  *
- * - One RV per write; an empty store is at RV 0 and the first write gets 1.
+ * - One RV per write; an empty store is at RV 0 and the first write gets 1
+ *   (or at `startResourceVersion` and the first write gets one more: a
+ *   server restarting on an empty store starts above every RV it handed out
+ *   before, see src/cli/resource-version-epoch.ts).
  * - create: 409 AlreadyExists for a duplicate name; sets metadata.uid and
  *   creationTimestamp. update keeps them; a given metadata.resourceVersion must
  *   match the stored one (409 Conflict); a missing object is 404.
@@ -37,6 +40,8 @@ export interface MemoryStoreOptions {
   clock?: Clock;
   /** Kind used in NotFound messages (default Pod). */
   kind?: string;
+  /** The RV of the empty store (default 0); a watch from below it is compacted. */
+  startResourceVersion?: number;
 }
 
 export class MemoryStore implements Store {
@@ -53,6 +58,11 @@ export class MemoryStore implements Store {
   constructor(options: MemoryStoreOptions = {}) {
     this.clock = options.clock ?? realClock;
     this.kind = options.kind ?? 'Pod';
+    const start = options.startResourceVersion ?? 0;
+    if (!Number.isSafeInteger(start) || start < 0) throw new BadRequestError(`startResourceVersion must be a safe integer >= 0, got ${start}`);
+    // Nothing below the start was ever written here: a watch from there is as if compacted.
+    this.rv = start;
+    this.compactedRV = start;
   }
 
   /** The RV of the last write (0 for an empty store). */

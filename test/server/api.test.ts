@@ -64,7 +64,7 @@ describe('discovery, health, metrics', () => {
       singularName: 'pod',
       namespaced: true,
       kind: 'Pod',
-      verbs: ['create', 'delete', 'get', 'list', 'update', 'watch'],
+      verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
       shortNames: ['po'],
       categories: ['all'],
     });
@@ -180,13 +180,13 @@ describe('CRUD and errors', () => {
     assertStatus(await request(`${f.url}/api/v1/namespaces/default/endpoints/x`), 404, 'NotFound', /^endpoints "x" not found$/);
   });
 
-  test('malformed bodies: 400 (JSON, kind, namespace, name), 415 (media type)', async () => {
+  test('malformed bodies: 400 (JSON, kind, namespace, name), 422 (invalid or missing name), 415 (media type)', async () => {
     assertStatus(await request(pods(), { method: 'POST', body: '{not json' }), 400, 'BadRequest', /not valid JSON/);
     assertStatus(await request(pods(), { method: 'POST', body: '[]' }), 400, 'BadRequest');
-    assertStatus(await request(pods(), { method: 'POST', body: { metadata: {} } }), 400, 'BadRequest', /name/);
+    assertStatus(await request(pods(), { method: 'POST', body: { metadata: {} } }), 422, 'Invalid', /metadata.name: Required value/);
     assertStatus(await request(pods(), { method: 'POST', body: { kind: 'Service', metadata: { name: 'x' } } }), 400, 'BadRequest', /kind/);
     assertStatus(await request(pods(), { method: 'POST', body: pod('x', 'other') }), 400, 'BadRequest', /namespace/);
-    assertStatus(await request(pods(), { method: 'POST', body: { metadata: { name: 'Bad_Name' } } }), 400, 'BadRequest', /invalid/);
+    assertStatus(await request(pods(), { method: 'POST', body: { metadata: { name: 'Bad_Name' } } }), 422, 'Invalid', /is invalid: metadata.name: Invalid value/);
     assertStatus(await request(`${pods()}/a`, { method: 'PUT', body: pod('b') }), 400, 'BadRequest', /does not match the name/);
     assertStatus(await request(pods(), { method: 'POST', body: 'metadata: {}', headers: { 'content-type': 'application/yaml' } }), 415, 'UnsupportedMediaType');
     assertStatus(await request(`${pods()}?dryRun=All`, { method: 'POST', body: pod('dry') }), 400, 'BadRequest', /dryRun/);
@@ -201,8 +201,7 @@ describe('CRUD and errors', () => {
     assert.equal((await request(pods(), { method: 'POST', body: ok })).status, 201);
   });
 
-  test('unsupported methods are 405 (PATCH, collection DELETE, POST to all namespaces)', async () => {
-    assertStatus(await request(`${pods()}/x`, { method: 'PATCH', body: {} }), 405, 'MethodNotAllowed');
+  test('unsupported methods are 405 (collection DELETE, POST to all namespaces)', async () => {
     assertStatus(await request(pods(), { method: 'DELETE' }), 405, 'MethodNotAllowed');
     assertStatus(await request(`${f.url}/api/v1/pods`, { method: 'POST', body: pod('x') }), 405, 'MethodNotAllowed');
   });

@@ -70,7 +70,7 @@ describe('watchcache serve process', () => {
   test('prints the listening line, serves, and on SIGTERM ends every watch cleanly and exits 0', async () => {
     const s = await serve(['--resources', 'pods,configmaps', '--mode', 'alpha', '--token', 't0k', '--max-watches', '10']);
     try {
-      assert.equal(s.line[1], 'pods,configmaps');
+      assert.equal(s.line[1], 'pods,configmaps,events', 'events is always served (kubectl describe lists them)');
       assert.equal(s.line[4], 'alpha');
       assert.equal(s.line[5], 'memory');
       await waitUntil(async () => (await request(`${s.url}/readyz`)).status === 200, '/readyz');

@@ -3,8 +3,9 @@
  * watch: add / update / delete callbacks) and the plain `Watch` (bookmarks
  * when asked; an expired RV gives the in-stream ERROR 410 and the end).
  *
- * client-node 2.x does not load on Node 20 (its undici 8 needs Node >= 22.19;
- * see reference/k8s-client-compat.md 4.1); 1.4.0 does, with no override.
+ * client-node 2.x needs Node >= 22.19 through its undici 8; package.json's
+ * `overrides: {undici: ^7.16.0}` makes it load on Node 20 (undici 7 needs
+ * Node >= 20.18.1; reference/k8s-client-compat.md 4.1).
  * The package is loaded from $WATCHCACHE_CLIENT_NODE (a package directory)
  * or resolved normally. When it is not installed these tests are skipped with
  * a reason, unless package.json declares it: then a load failure fails.
@@ -63,7 +64,7 @@ async function load(): Promise<ClientNode | string> {
     return (await import(specifier)) as ClientNode;
   } catch (err) {
     if (declared()) throw err;
-    return `${PKG} is not installed (add "${PKG}": "1.4.0" to devDependencies; 2.x does not load on Node 20): ${(err as Error).message.split('\n')[0]}`;
+    return `${PKG} is not installed (add "${PKG}": "^2.0.1" to devDependencies, with "overrides": {"undici": "^7.16.0"} on Node 20): ${(err as Error).message.split('\n')[0]}`;
   }
 }
 

@@ -11,23 +11,15 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { request } from '../support/http-client.js';
+import { findKubectl, KUBECTL_MISSING } from '../support/kubectl.js';
 import { startFixture, type Fixture } from './server-fixture.js';
 
-function findKubectl(): string | undefined {
-  const env = process.env.KUBECTL;
-  if (env !== undefined && env !== '') return existsSync(env) ? env : undefined;
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    if (dir !== '' && existsSync(join(dir, 'kubectl'))) return join(dir, 'kubectl');
-  }
-  return undefined;
-}
-
 const KUBECTL = findKubectl();
-const MISSING = 'kubectl is not installed (apt-get install -y kubernetes-client, or set KUBECTL=/path/to/kubectl)';
+const MISSING = KUBECTL_MISSING;
 if (KUBECTL === undefined && process.env.CI !== undefined && process.env.CI !== '') {
   test('kubectl is installed (required when CI is set)', () => {
     assert.fail(`${MISSING}; CI is set, so this is an error`);
@@ -115,7 +107,7 @@ current-context: local
   test('get pods, get po -A, -o json, label selector', async () => {
     const r = await kubectl('get', 'pods');
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, /^NAME\s+AGE\s*$/m);
+    assert.match(r.stdout, /^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\s*$/m, 'the server sends a Table with the pod columns');
     assert.match(r.stdout, /^web-1\s/m);
     const all = await kubectl('get', 'po', '-A');
     assert.match(all.stdout, /^default\s+web-1\s/m);
@@ -152,6 +144,7 @@ current-context: local
         check();
       });
     try {
+      await seen(/^EVENT\s+NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\s*$/m);
       await seen(/^ADDED\s+web-1\s/m);
       await waitForWatch(f);
       const c = await request(`${f.url}/api/v1/namespaces/default/pods`, { method: 'POST', body: { metadata: { name: 'web-2' }, spec: {} } });
