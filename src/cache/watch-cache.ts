@@ -36,6 +36,7 @@ import { WatcherIndex } from '../dispatch/watcher-index.js';
 import { EventHistory, type HistoryBounds } from '../history/event-history.js';
 import { WatchCacheEvent } from '../history/watch-cache-event.js';
 import { CacheMetrics } from '../metrics/cache-metrics.js';
+import { totalIndexers } from '../selection/field-selector.js';
 import { Selection } from '../selection/selection.js';
 import { resolvePassOptions } from '../sync/pass-options.js';
 import { StallPolicy, type StallHooks } from '../sync/stall-policy.js';
@@ -97,6 +98,7 @@ export class WatchCache implements WatcherOwner {
     this.resource = options.resource ?? DEFAULT_RESOURCE;
     this.indexers = { ...(options.indexers ?? {}) };
     for (const [k, f] of Object.entries(this.indexers)) if (typeof f !== 'function') throw new BadRequestError(`indexer "${k}" must be a function`);
+    this.indexers = totalIndexers(this.indexers); // a throwing indexer reads as "absent", never a crash
     this.triggerField = Object.keys(this.indexers)[0];
     if (options.channelCapacity !== undefined && (!Number.isInteger(options.channelCapacity) || options.channelCapacity < 1)) {
       throw new BadRequestError(`channelCapacity must be an integer >= 1, got ${String(options.channelCapacity)}`);

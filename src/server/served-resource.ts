@@ -10,7 +10,7 @@ import type { ResourceSpec } from './resources.js';
 export interface WritableStore {
   create(object: KubeObject): Promise<KubeObject>;
   update(object: KubeObject): Promise<KubeObject>;
-  delete(namespace: string, name: string, options?: { resourceVersion?: string }): Promise<KubeObject>;
+  delete(namespace: string, name: string, options?: { resourceVersion?: string; uid?: string }): Promise<KubeObject>;
 }
 
 export interface ServedResource {

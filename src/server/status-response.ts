@@ -7,6 +7,7 @@
 import type { OutgoingHttpHeaders } from 'node:http';
 import { WatchCacheError, ServiceUnavailableError, toWatchCacheError, type StatusDetails } from '../core/errors.js';
 import { StoreUnavailableError } from '../store/store-errors.js';
+import { PreconditionFailedError } from '../store/write-preconditions.js';
 import type { ResponseLike } from './http-types.js';
 
 export const JSON_TYPE = 'application/json';
@@ -85,6 +86,9 @@ export function objectError(err: unknown, resource: string, name: string): Watch
   if (e.code === 404) return objectNotFound(resource, name);
   if (e.code === 409 && e.reason === 'AlreadyExists') {
     return statusError(409, 'AlreadyExists', `${resource} "${name}" already exists`, { name, kind: resource });
+  }
+  if (e instanceof PreconditionFailedError) {
+    return statusError(409, 'Conflict', `Operation cannot be fulfilled on ${resource} "${name}": ${e.detail}`, { name, kind: resource });
   }
   if (e.code === 409 && e.reason === 'Conflict') {
     const message = `Operation cannot be fulfilled on ${resource} "${name}": the object has been modified; please apply your changes to the latest version and try again`;

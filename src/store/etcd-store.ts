@@ -85,10 +85,11 @@ import {
   type IWatchResponse,
 } from 'etcd3';
 import { realClock, type Clock, type TimerHandle } from '../core/clock.js';
-import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.js';
+import { BadRequestError, ConflictError, NotFoundError, RequestEntityTooLargeError } from '../core/errors.js';
 import type { KubeObject, Store, StoreEvent, StoreListResult, StoreWatch } from '../core/types.js';
 import { StoreCompactedError, StoreUnavailableError } from './store-errors.js';
-import { checkPrecondition, identify } from './write-preconditions.js';
+import { DEFAULT_OBJECT_LIMITS, markChecked, readableObject, storableObject, type ObjectLimits } from './stored-shape.js';
+import { checkDeletePreconditions, checkPrecondition, identify, type DeletePreconditions } from './write-preconditions.js';
 
 export interface EtcdStoreOptions {
   /** Client URLs, e.g. ['http://127.0.0.1:2379']. */
@@ -105,6 +106,8 @@ export interface EtcdStoreOptions {
   pageSize?: number;
   /** How long a broken watch keeps trying to resume before onError(StoreUnavailableError) (default 30000). */
   watchReconnectTimeoutMs?: number;
+  /** Depth and size limits of objects written and read (default DEFAULT_OBJECT_LIMITS). */
+  objectLimits?: ObjectLimits;
 }
 
 /** A raw etcd Watch stream (grpc-js duplex). */
@@ -149,6 +152,7 @@ export class EtcdStore implements Store {
   private readonly requestTimeoutMs: number;
   private readonly pageSize: number;
   private readonly watchReconnectTimeoutMs: number;
+  private readonly limits: ObjectLimits;
   private readonly watches = new Set<EtcdWatch>();
   private readonly backend: WatchBackend;
   private closed = false;
@@ -169,6 +173,7 @@ export class EtcdStore implements Store {
     this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     this.pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
     this.watchReconnectTimeoutMs = options.watchReconnectTimeoutMs ?? DEFAULT_WATCH_RECONNECT_TIMEOUT_MS;
+    this.limits = options.objectLimits ?? DEFAULT_OBJECT_LIMITS;
     if (!(this.pageSize >= 1)) throw new BadRequestError('pageSize must be >= 1');
     const faultHandling: FaultHandling = {
       host: () => passThroughPolicy as unknown as ReturnType<NonNullable<FaultHandling['host']>>,
@@ -248,7 +253,7 @@ export class EtcdStore implements Store {
       const res = await this.call('list', (deadline) => this.client.kv.range(req, { deadline }), revision);
       if (revision === 0) revision = Number(res.header.revision);
       for (const kv of res.kvs) {
-        const obj = decodeObject(kv.value, Number(kv.mod_revision));
+        const obj = decodeObject(kv.value, Number(kv.mod_revision), this.limits);
         if (obj !== undefined) items.push(obj);
       }
       if (!res.more || res.kvs.length === 0) break;
@@ -260,14 +265,15 @@ export class EtcdStore implements Store {
   async get(namespace: string, name: string): Promise<KubeObject> {
     const key = this.keyOf(namespace, name);
     const kv = await this.readKey(key, 'get', this.deadline());
-    const obj = kv === undefined ? undefined : decodeObject(kv.value, Number(kv.mod_revision));
+    const obj = kv === undefined ? undefined : decodeObject(kv.value, Number(kv.mod_revision), this.limits);
     if (obj === undefined) throw new NotFoundError(this.kind, name);
     return obj;
   }
 
   // ---------------------------------------------------------------- writes
 
-  async create(object: KubeObject): Promise<KubeObject> {
+  async create(given: KubeObject): Promise<KubeObject> {
+    const { object } = storableObject(given, this.limits);
     const { namespace, name } = identify(object);
     const key = this.keyOf(namespace, name);
     const metadata = { ...object.metadata };
@@ -295,13 +301,14 @@ export class EtcdStore implements Store {
     return freeze(object, metadata, Number(res.header.revision));
   }
 
-  async update(object: KubeObject): Promise<KubeObject> {
+  async update(given: KubeObject): Promise<KubeObject> {
+    const { object } = storableObject(given, this.limits);
     const { namespace, name } = identify(object);
     const key = this.keyOf(namespace, name);
     const deadline = this.deadline();
     let current = await this.readKey(key, 'update', deadline);
     for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
-      const prev = current === undefined ? undefined : decodeObject(current.value, Number(current.mod_revision));
+      const prev = current === undefined ? undefined : decodeObject(current.value, Number(current.mod_revision), this.limits);
       if (current === undefined || prev === undefined) throw new NotFoundError(this.kind, name);
       checkPrecondition(object.metadata.resourceVersion, prev, name, 'update');
       const metadata = { ...object.metadata };
@@ -329,15 +336,23 @@ export class EtcdStore implements Store {
     throw new ConflictError('Conflict', `Operation cannot be fulfilled on "${name}": too much contention, please retry`, name);
   }
 
-  /** Delete; `resourceVersion`, when given, must match the stored object's (409 Conflict). */
-  async delete(namespace: string, name: string, options: { resourceVersion?: string } = {}): Promise<KubeObject> {
+  /**
+   * Delete; the preconditions given (uid, resourceVersion) must match the stored object's (409
+   * Conflict). A value that is there but unreadable (not the stored shape) can be deleted without
+   * preconditions; the answer then carries only its namespace and name.
+   */
+  async delete(namespace: string, name: string, options: DeletePreconditions = {}): Promise<KubeObject> {
     const key = this.keyOf(namespace, name);
     const deadline = this.deadline();
     let current = await this.readKey(key, 'delete', deadline);
     for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
-      const prev = current === undefined ? undefined : decodeObject(current.value, Number(current.mod_revision));
-      if (current === undefined || prev === undefined) throw new NotFoundError(this.kind, name);
-      checkPrecondition(options.resourceVersion, prev, name, 'delete');
+      if (current === undefined) throw new NotFoundError(this.kind, name);
+      const decoded = decodeObject(current.value, Number(current.mod_revision), this.limits);
+      if (decoded === undefined && (options.uid !== undefined || (options.resourceVersion ?? '') !== '')) {
+        throw new NotFoundError(this.kind, name);
+      }
+      const prev = decoded ?? this.objectFromKey(key)!;
+      checkDeletePreconditions(options, prev, name);
       const res = await this.call(
         'delete',
         (d) =>
@@ -406,7 +421,7 @@ export class EtcdStore implements Store {
   /** Decode one watch event (undefined for a value this store did not write). */
   private decodeEvent(ev: IEvent): StoreEvent | undefined {
     const rv = Number(ev.kv.mod_revision);
-    const prevObject = ev.prev_kv ? decodeObject(ev.prev_kv.value, Number(ev.prev_kv.mod_revision)) : undefined;
+    const prevObject = ev.prev_kv ? decodeObject(ev.prev_kv.value, Number(ev.prev_kv.mod_revision), this.limits) : undefined;
     if (String(ev.type).toUpperCase() === 'DELETE') {
       // The last state with the deletion RV; if etcd no longer had the previous value (compacted),
       // fall back to the identity encoded in the key.
@@ -417,8 +432,12 @@ export class EtcdStore implements Store {
       if (prevObject !== undefined) event.prevObject = prevObject;
       return event;
     }
-    const object = decodeObject(ev.kv.value, rv);
-    if (object === undefined) return undefined;
+    const object = decodeObject(ev.kv.value, rv, this.limits);
+    if (object === undefined) {
+      // Unreadable (not ours, or not the stored shape): invisible, so a change into it reads as a deletion.
+      if (prevObject === undefined) return undefined;
+      return { type: 'DELETED', object: freeze(prevObject, prevObject.metadata, rv), prevObject, resourceVersion: rv };
+    }
     if (ev.kv.create_revision === ev.kv.mod_revision) return { type: 'ADDED', object, resourceVersion: rv };
     const event: StoreEvent = { type: 'MODIFIED', object, resourceVersion: rv };
     if (prevObject !== undefined) event.prevObject = prevObject;
@@ -504,6 +523,9 @@ export class EtcdStore implements Store {
     if (err instanceof GRPCOutOfRangeError || (err instanceof Error && /required revision has been compacted/.test(err.message))) {
       const m = /compacted.*?(\d+)/.exec(err.message);
       return new StoreCompactedError(atRevision, m ? Number(m[1]) : atRevision);
+    }
+    if (err instanceof Error && /request is too large/.test(err.message)) {
+      return new RequestEntityTooLargeError(`etcd refused the ${op}: ${err.message} (etcd's --max-request-bytes)`);
     }
     if (isUnavailable(err)) {
       const detail = err instanceof Error ? err.message : String(err);
@@ -809,23 +831,23 @@ function encodeObject(object: KubeObject, metadata: KubeObject['metadata']): Buf
   return Buffer.from(JSON.stringify({ ...object, metadata: stored }));
 }
 
-function decodeObject(value: Buffer, rv: number): KubeObject | undefined {
+function decodeObject(value: Buffer, rv: number, limits: ObjectLimits): KubeObject | undefined {
   let parsed: unknown;
   try {
     parsed = JSON.parse(value.toString('utf8'));
   } catch {
     return undefined;
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return undefined;
-  const obj = parsed as KubeObject;
-  if (obj.metadata === null || typeof obj.metadata !== 'object' || Array.isArray(obj.metadata)) return undefined;
+  // The store-read boundary: anything without the stored shape (too deep, wrong types) is invisible.
+  const obj = readableObject(parsed, limits);
+  if (obj === undefined) return undefined;
   return freeze(obj, obj.metadata, rv);
 }
 
 /** A frozen copy (object and metadata) with metadata.resourceVersion = rv, as MemoryStore hands out. */
 function freeze(object: KubeObject, metadata: KubeObject['metadata'], rv: number): KubeObject {
   const meta = Object.freeze({ ...metadata, resourceVersion: String(rv) });
-  return Object.freeze({ ...object, metadata: meta }) as KubeObject;
+  return markChecked(Object.freeze({ ...object, metadata: meta }) as KubeObject);
 }
 
 

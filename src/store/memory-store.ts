@@ -24,7 +24,8 @@ import {
   type StoreWatch,
 } from '../core/types.js';
 import { StoreCompactedError } from './store-errors.js';
-import { checkPrecondition, identify } from './write-preconditions.js';
+import { DEFAULT_OBJECT_LIMITS, markChecked, storableObject, type ObjectLimits } from './stored-shape.js';
+import { checkDeletePreconditions, checkPrecondition, identify, type DeletePreconditions } from './write-preconditions.js';
 
 interface Subscriber {
   nextIndex: number; // index into `log` of the next event to deliver
@@ -37,6 +38,8 @@ export interface MemoryStoreOptions {
   clock?: Clock;
   /** Kind used in NotFound messages (default Pod). */
   kind?: string;
+  /** Depth and size limits of stored objects (default DEFAULT_OBJECT_LIMITS). */
+  objectLimits?: ObjectLimits;
 }
 
 export class MemoryStore implements Store {
@@ -49,10 +52,12 @@ export class MemoryStore implements Store {
   private flushScheduled = false;
   private readonly clock: Clock;
   private readonly kind: string;
+  private readonly limits: ObjectLimits;
 
   constructor(options: MemoryStoreOptions = {}) {
     this.clock = options.clock ?? realClock;
     this.kind = options.kind ?? 'Pod';
+    this.limits = options.objectLimits ?? DEFAULT_OBJECT_LIMITS;
   }
 
   /** The RV of the last write (0 for an empty store). */
@@ -75,7 +80,8 @@ export class MemoryStore implements Store {
     return obj;
   }
 
-  async create(object: KubeObject): Promise<KubeObject> {
+  async create(given: KubeObject): Promise<KubeObject> {
+    const { object } = storableObject(given, this.limits);
     const { namespace, name } = identify(object);
     const key = objectKey(namespace, name);
     if (this.objects.has(key)) {
@@ -90,7 +96,8 @@ export class MemoryStore implements Store {
     return stored;
   }
 
-  async update(object: KubeObject): Promise<KubeObject> {
+  async update(given: KubeObject): Promise<KubeObject> {
+    const { object } = storableObject(given, this.limits);
     const { namespace, name } = identify(object);
     const key = objectKey(namespace, name);
     const prev = this.objects.get(key);
@@ -105,14 +112,14 @@ export class MemoryStore implements Store {
     return stored;
   }
 
-  /** Delete; `resourceVersion`, when given, must match the stored object's (409 Conflict). */
-  async delete(namespace: string, name: string, options: { resourceVersion?: string } = {}): Promise<KubeObject> {
+  /** Delete; the preconditions given (uid, resourceVersion) must match the stored object's (409 Conflict). */
+  async delete(namespace: string, name: string, options: DeletePreconditions = {}): Promise<KubeObject> {
     const key = objectKey(namespace, name);
     const prev = this.objects.get(key);
     if (prev === undefined) throw new NotFoundError(this.kind, name);
-    checkPrecondition(options.resourceVersion, prev, name, 'delete');
+    checkDeletePreconditions(options, prev, name);
     const rv = this.rv + 1;
-    const last: KubeObject = { ...prev, metadata: { ...prev.metadata, resourceVersion: String(rv) } };
+    const last = markChecked({ ...prev, metadata: { ...prev.metadata, resourceVersion: String(rv) } });
     this.commit(key, { type: 'DELETED', object: last, prevObject: prev, resourceVersion: rv });
     return last;
   }
@@ -193,5 +200,5 @@ function stamp(object: KubeObject, rv: number, keep: { uid: string | undefined; 
   const metadata = { ...object.metadata, resourceVersion: String(rv) };
   if (keep.uid !== undefined) metadata.uid = keep.uid;
   if (keep.creationTimestamp !== undefined) metadata.creationTimestamp = keep.creationTimestamp;
-  return Object.freeze({ ...object, metadata: Object.freeze(metadata) }) as KubeObject;
+  return markChecked(Object.freeze({ ...object, metadata: Object.freeze(metadata) }) as KubeObject);
 }
