@@ -25,6 +25,10 @@ export interface ServeConfig {
   tlsCert: string | undefined;
   tlsKey: string | undefined;
   maxWatches: number;
+  idleTimeoutMs: number | undefined;
+  headerTimeoutMs: number | undefined;
+  requestTimeoutMs: number | undefined;
+  minRequestTimeoutSeconds: number | undefined;
 }
 
 const OPTIONS = {
@@ -41,6 +45,10 @@ const OPTIONS = {
   'tls-cert': { type: 'string' },
   'tls-key': { type: 'string' },
   'max-watches': { type: 'string' },
+  'idle-timeout-ms': { type: 'string' },
+  'header-timeout-ms': { type: 'string' },
+  'request-timeout-ms': { type: 'string' },
+  'min-request-timeout': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -119,5 +127,9 @@ export function parseServeArgs(args: readonly string[]): ServeConfig | undefined
     tlsCert,
     tlsKey,
     maxWatches: integer('max-watches', values['max-watches'], 1) ?? DEFAULT_MAX_WATCHES,
+    idleTimeoutMs: integer('idle-timeout-ms', values['idle-timeout-ms'], 1),
+    headerTimeoutMs: integer('header-timeout-ms', values['header-timeout-ms'], 1),
+    requestTimeoutMs: integer('request-timeout-ms', values['request-timeout-ms'], 1),
+    minRequestTimeoutSeconds: integer('min-request-timeout', values['min-request-timeout'], 1),
   };
 }

@@ -76,6 +76,12 @@ export class ServeRuntime {
       token: c.token,
       tls,
       maxWatches: c.maxWatches,
+      timeouts: {
+        idleTimeoutMs: c.idleTimeoutMs,
+        headersTimeoutMs: c.headerTimeoutMs,
+        requestTimeoutMs: c.requestTimeoutMs,
+        minRequestTimeoutSeconds: c.minRequestTimeoutSeconds,
+      },
     });
     await this.server.listen();
     this.io.out(`watchcache serving ${c.resources.join(',')} on ${this.server.url} (mode ${c.mode}, store ${c.store})`);

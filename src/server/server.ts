@@ -24,7 +24,9 @@ import { RequestRouter } from './request-router.js';
 import { DEFAULT_BODY_LIMIT } from './request-body.js';
 import { specForResource } from './resources.js';
 import type { ServedResource, WritableStore } from './served-resource.js';
-import { defaultWatchTimeoutSeconds } from './watch-handler.js';
+import { closeWhenIdle } from './limits/idle-sessions.js';
+import { RequestDeadlines } from './limits/request-deadline.js';
+import { jitteredWatchTimeoutSeconds, resolveTimeouts, type ServerTimeouts } from './limits/timeouts.js';
 import { DEFAULT_MAX_WATCHES, WatchRegistry } from './watch-registry.js';
 
 export interface TlsOptions {
@@ -54,6 +56,8 @@ export interface WatchServerOptions {
   defaultWatchTimeoutSeconds?: () => number;
   /** HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS per connection (default 1000). */
   maxConcurrentStreams?: number;
+  /** Idle, header, request and watch timeouts (limits/timeouts.ts; each defaults like kube-apiserver). */
+  timeouts?: Partial<ServerTimeouts>;
 }
 
 export interface WatchServer {
@@ -90,6 +94,8 @@ export function createWatchServer(options: WatchServerOptions): WatchServer {
   const port = options.port ?? 8080;
   const registry = new WatchRegistry(options.maxWatches ?? DEFAULT_MAX_WATCHES);
   const tracker = new ConnectionTracker();
+  const timeouts = resolveTimeouts(options.timeouts);
+  const deadlines = new RequestDeadlines(timeouts.requestTimeoutMs);
   let shuttingDown = false;
   let closing: Promise<void> | undefined;
   let bound: AddressInfo | undefined;
@@ -100,9 +106,15 @@ export function createWatchServer(options: WatchServerOptions): WatchServer {
     auth: options.token === undefined ? undefined : new BearerAuth(options.token),
     bodyLimit: options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT,
     registry,
-    defaultTimeoutSeconds: options.defaultWatchTimeoutSeconds ?? (() => defaultWatchTimeoutSeconds()),
+    defaultTimeoutSeconds: options.defaultWatchTimeoutSeconds ?? (() => jitteredWatchTimeoutSeconds(timeouts.minRequestTimeoutSeconds)),
+    maxTimeoutSeconds: timeouts.maxWatchTimeoutSeconds,
     shuttingDown: () => shuttingDown,
+    deadlines,
   });
+  const onSession = (s: http2.ServerHttp2Session): void => {
+    tracker.addSession(s);
+    closeWhenIdle(s, timeouts.idleTimeoutMs);
+  };
   const onRequest = (req: RequestLike, res: ResponseLike): void => {
     tracker.track(res);
     if (shuttingDown && req.httpVersionMajor < 2) res.setHeader('connection', 'close');
@@ -116,14 +128,23 @@ export function createWatchServer(options: WatchServerOptions): WatchServer {
   let closeIdle = (): void => {};
   if (options.tls !== undefined) {
     const secure = http2.createSecureServer({ ...h2Options, cert: options.tls.cert, key: options.tls.key, allowHTTP1: true }, h2Handler);
-    secure.on('session', (s) => tracker.addSession(s));
+    secure.on('session', onSession);
     secure.on('sessionError', () => {});
     secure.on('tlsClientError', () => {});
     listener = secure;
   } else {
-    const h1 = http.createServer(handler);
+    const h1 = http.createServer(
+      {
+        keepAliveTimeout: timeouts.idleTimeoutMs,
+        headersTimeout: Math.min(timeouts.headersTimeoutMs, timeouts.requestTimeoutMs),
+        requestTimeout: timeouts.requestTimeoutMs,
+        // How often node:http checks headersTimeout/requestTimeout (its default, 30 s, is coarser than short timeouts).
+        connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(timeouts.headersTimeoutMs / 4))),
+      },
+      handler,
+    );
     const h2 = http2.createServer(h2Options, h2Handler);
-    h2.on('session', (s) => tracker.addSession(s));
+    h2.on('session', onSession);
     h2.on('sessionError', () => {});
     const sniffer = new ProtocolSniffer(h1, h2);
     listener = net.createServer({ noDelay: true }, (socket) => sniffer.accept(socket));
