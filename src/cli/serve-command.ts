@@ -29,6 +29,8 @@ export interface ServeConfig {
   headerTimeoutMs: number | undefined;
   requestTimeoutMs: number | undefined;
   minRequestTimeoutSeconds: number | undefined;
+  maxConnectionBufferBytes: number | undefined;
+  maxServerBufferBytes: number | undefined;
 }
 
 const OPTIONS = {
@@ -49,6 +51,8 @@ const OPTIONS = {
   'header-timeout-ms': { type: 'string' },
   'request-timeout-ms': { type: 'string' },
   'min-request-timeout': { type: 'string' },
+  'max-connection-buffer-bytes': { type: 'string' },
+  'max-server-buffer-bytes': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -131,5 +135,7 @@ export function parseServeArgs(args: readonly string[]): ServeConfig | undefined
     headerTimeoutMs: integer('header-timeout-ms', values['header-timeout-ms'], 1),
     requestTimeoutMs: integer('request-timeout-ms', values['request-timeout-ms'], 1),
     minRequestTimeoutSeconds: integer('min-request-timeout', values['min-request-timeout'], 1),
+    maxConnectionBufferBytes: integer('max-connection-buffer-bytes', values['max-connection-buffer-bytes'], 1),
+    maxServerBufferBytes: integer('max-server-buffer-bytes', values['max-server-buffer-bytes'], 1),
   };
 }

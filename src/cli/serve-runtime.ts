@@ -82,6 +82,7 @@ export class ServeRuntime {
         requestTimeoutMs: c.requestTimeoutMs,
         minRequestTimeoutSeconds: c.minRequestTimeoutSeconds,
       },
+      bufferLimits: { perConnectionBytes: c.maxConnectionBufferBytes, perServerBytes: c.maxServerBufferBytes },
     });
     await this.server.listen();
     this.io.out(`watchcache serving ${c.resources.join(',')} on ${this.server.url} (mode ${c.mode}, store ${c.store})`);

@@ -37,6 +37,10 @@ Options:
                                 504 Status (default 60000)
   --min-request-timeout S       A watch without timeoutSeconds lasts S x (1 + rand) seconds
                                 (default 1800, as kube-apiserver)
+  --max-connection-buffer-bytes N
+                                Response bytes a connection may have buffered (a client not
+                                reading) before the writing response is ended (default 33554432)
+  --max-server-buffer-bytes N   The same for the whole server (default 268435456)
   -h, --help                    Show this help
 
 SIGTERM or SIGINT: stop accepting, end every watch cleanly, stop the caches, exit 0.

@@ -25,6 +25,8 @@ import { DEFAULT_BODY_LIMIT } from './request-body.js';
 import { specForResource } from './resources.js';
 import type { ServedResource, WritableStore } from './served-resource.js';
 import { closeWhenIdle } from './limits/idle-sessions.js';
+import { limitMetrics } from './limits/limit-metrics.js';
+import { ResponseBuffers, type BufferLimits } from './limits/response-buffers.js';
 import { RequestDeadlines } from './limits/request-deadline.js';
 import { jitteredWatchTimeoutSeconds, resolveTimeouts, type ServerTimeouts } from './limits/timeouts.js';
 import { DEFAULT_MAX_WATCHES, WatchRegistry } from './watch-registry.js';
@@ -58,6 +60,10 @@ export interface WatchServerOptions {
   maxConcurrentStreams?: number;
   /** Idle, header, request and watch timeouts (limits/timeouts.ts; each defaults like kube-apiserver). */
   timeouts?: Partial<ServerTimeouts>;
+  /** Response bytes buffered per connection and per server before a response is ended (limits/response-buffers.ts). */
+  bufferLimits?: Partial<BufferLimits>;
+  /** HTTP/2 maxSessionMemory in MB: nghttp2's own per-session memory (default 64). */
+  maxSessionMemoryMb?: number;
 }
 
 export interface WatchServer {
@@ -88,6 +94,12 @@ function servedResources(caches: readonly WatchCache[], stores: Readonly<Record<
   return map;
 }
 
+/** What a request's bytes are buffered on: its HTTP/2 session, or its socket. */
+function connectionOf(req: RequestLike): object {
+  const r = req as unknown as { stream?: { session?: object }; socket?: object };
+  return r.stream?.session ?? r.socket ?? req;
+}
+
 export function createWatchServer(options: WatchServerOptions): WatchServer {
   const resources = servedResources(options.caches, options.stores ?? {});
   const host = options.host ?? '127.0.0.1';
@@ -96,6 +108,10 @@ export function createWatchServer(options: WatchServerOptions): WatchServer {
   const tracker = new ConnectionTracker();
   const timeouts = resolveTimeouts(options.timeouts);
   const deadlines = new RequestDeadlines(timeouts.requestTimeoutMs);
+  const buffers = new ResponseBuffers(options.bufferLimits);
+  const metrics = limitMetrics(options.caches[0]!.metrics.registry);
+  buffers.onOverflow = (scope) => metrics.overflows.inc({ scope });
+  deadlines.onTimeout = () => metrics.requestTimeouts.inc();
   let shuttingDown = false;
   let closing: Promise<void> | undefined;
   let bound: AddressInfo | undefined;
@@ -113,16 +129,17 @@ export function createWatchServer(options: WatchServerOptions): WatchServer {
   });
   const onSession = (s: http2.ServerHttp2Session): void => {
     tracker.addSession(s);
-    closeWhenIdle(s, timeouts.idleTimeoutMs);
+    closeWhenIdle(s, timeouts.idleTimeoutMs, () => metrics.idleClosed.inc({ protocol: 'h2' }));
   };
   const onRequest = (req: RequestLike, res: ResponseLike): void => {
     tracker.track(res);
+    buffers.guard(res, connectionOf(req));
     if (shuttingDown && req.httpVersionMajor < 2) res.setHeader('connection', 'close');
     router.handle(req, res);
   };
   const handler = onRequest as unknown as (req: http.IncomingMessage, res: http.ServerResponse) => void;
   const h2Handler = onRequest as unknown as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void;
-  const h2Options = { settings: { maxConcurrentStreams: options.maxConcurrentStreams ?? 1000 }, maxSessionMemory: 64 };
+  const h2Options = { settings: { maxConcurrentStreams: options.maxConcurrentStreams ?? 1000 }, maxSessionMemory: options.maxSessionMemoryMb ?? 64 };
 
   let listener: net.Server;
   let closeIdle = (): void => {};
