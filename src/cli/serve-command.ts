@@ -5,6 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { MODES, type Mode } from '../cache/cache-options.js';
+import { LOG_LEVELS, type LogLevel } from '../server/logging/logger.js';
 import { resolveResource } from '../server/resources.js';
 import { DEFAULT_MAX_WATCHES } from '../server/watch-registry.js';
 import { UsageError } from './usage-error.js';
@@ -31,6 +32,8 @@ export interface ServeConfig {
   minRequestTimeoutSeconds: number | undefined;
   maxConnectionBufferBytes: number | undefined;
   maxServerBufferBytes: number | undefined;
+  logLevel: LogLevel;
+  requestLog: boolean;
 }
 
 const OPTIONS = {
@@ -53,6 +56,8 @@ const OPTIONS = {
   'min-request-timeout': { type: 'string' },
   'max-connection-buffer-bytes': { type: 'string' },
   'max-server-buffer-bytes': { type: 'string' },
+  'log-level': { type: 'string' },
+  'request-log': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -111,6 +116,8 @@ export function parseServeArgs(args: readonly string[]): ServeConfig | undefined
   if (values.help === true) return undefined;
   const mode = values.mode ?? 'beta';
   if (!(MODES as readonly string[]).includes(mode)) throw new UsageError(`--mode must be one of ${MODES.join(', ')}, got "${mode}"`);
+  const logLevel = values['log-level'] ?? 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   const store = values.store ?? 'memory';
   if (store !== 'memory' && store !== 'etcd') throw new UsageError(`--store must be memory or etcd, got "${store}"`);
   if (values.etcd !== undefined && store !== 'etcd') throw new UsageError('--etcd needs --store etcd');
@@ -137,5 +144,7 @@ export function parseServeArgs(args: readonly string[]): ServeConfig | undefined
     minRequestTimeoutSeconds: integer('min-request-timeout', values['min-request-timeout'], 1),
     maxConnectionBufferBytes: integer('max-connection-buffer-bytes', values['max-connection-buffer-bytes'], 1),
     maxServerBufferBytes: integer('max-server-buffer-bytes', values['max-server-buffer-bytes'], 1),
+    logLevel: logLevel as LogLevel,
+    requestLog: values['request-log'] === true,
   };
 }

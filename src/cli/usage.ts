@@ -41,6 +41,9 @@ Options:
                                 Response bytes a connection may have buffered (a client not
                                 reading) before the writing response is ended (default 33554432)
   --max-server-buffer-bytes N   The same for the whole server (default 268435456)
+  --log-level LEVEL             trace|debug|info|warn|error|fatal|silent (default info); logs go to
+                                stderr, JSON lines when stderr is not a terminal
+  --request-log                 Log every request (method, path, status, duration) at info
   -h, --help                    Show this help
 
 SIGTERM or SIGINT: stop accepting, end every watch cleanly, stop the caches, exit 0.

@@ -25,6 +25,8 @@ import { DEFAULT_BODY_LIMIT } from './request-body.js';
 import { specForResource } from './resources.js';
 import type { ServedResource, WritableStore } from './served-resource.js';
 import { closeWhenIdle } from './limits/idle-sessions.js';
+import { silentLogger, type Logger } from './logging/logger.js';
+import { logRequest } from './logging/request-log.js';
 import { limitMetrics } from './limits/limit-metrics.js';
 import { ResponseBuffers, type BufferLimits } from './limits/response-buffers.js';
 import { RequestDeadlines } from './limits/request-deadline.js';
@@ -64,6 +66,10 @@ export interface WatchServerOptions {
   bufferLimits?: Partial<BufferLimits>;
   /** HTTP/2 maxSessionMemory in MB: nghttp2's own per-session memory (default 64). */
   maxSessionMemoryMb?: number;
+  /** Structured log (pino; logging/logger.ts): 5xx answers with their causes, failed watch streams, limits hit. Default: silent. */
+  logger?: Logger;
+  /** Log every request at info (default false). */
+  requestLog?: boolean;
 }
 
 export interface WatchServer {
@@ -110,8 +116,15 @@ export function createWatchServer(options: WatchServerOptions): WatchServer {
   const deadlines = new RequestDeadlines(timeouts.requestTimeoutMs);
   const buffers = new ResponseBuffers(options.bufferLimits);
   const metrics = limitMetrics(options.caches[0]!.metrics.registry);
-  buffers.onOverflow = (scope) => metrics.overflows.inc({ scope });
-  deadlines.onTimeout = () => metrics.requestTimeouts.inc();
+  const logger = options.logger ?? silentLogger;
+  buffers.onOverflow = (scope) => {
+    metrics.overflows.inc({ scope });
+    logger.warn({ scope }, 'a response was ended: too many response bytes buffered (a client not reading)');
+  };
+  deadlines.onTimeout = (req) => {
+    metrics.requestTimeouts.inc();
+    logger.warn({ method: req.method, url: req.url }, 'request timed out');
+  };
   let shuttingDown = false;
   let closing: Promise<void> | undefined;
   let bound: AddressInfo | undefined;
@@ -124,6 +137,7 @@ export function createWatchServer(options: WatchServerOptions): WatchServer {
     registry,
     defaultTimeoutSeconds: options.defaultWatchTimeoutSeconds ?? (() => jitteredWatchTimeoutSeconds(timeouts.minRequestTimeoutSeconds)),
     maxTimeoutSeconds: timeouts.maxWatchTimeoutSeconds,
+    onStreamFailure: (err) => logger.error({ err }, 'a watch stream failed and was ended with an ERROR event'),
     shuttingDown: () => shuttingDown,
     deadlines,
   });
@@ -134,6 +148,7 @@ export function createWatchServer(options: WatchServerOptions): WatchServer {
   const onRequest = (req: RequestLike, res: ResponseLike): void => {
     tracker.track(res);
     buffers.guard(res, connectionOf(req));
+    logRequest(logger, options.requestLog === true, req, res);
     if (shuttingDown && req.httpVersionMajor < 2) res.setHeader('connection', 'close');
     router.handle(req, res);
   };

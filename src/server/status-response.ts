@@ -37,8 +37,16 @@ export function asStatusError(err: unknown): WatchCacheError {
   return toWatchCacheError(err);
 }
 
+const causes = new WeakMap<ResponseLike, unknown>();
+
+/** The error a response was answered with by sendError (for the 5xx log). */
+export function errorCause(res: ResponseLike): unknown {
+  return causes.get(res);
+}
+
 /** Send the Status of an error (with Retry-After when the error carries one). */
 export function sendError(res: ResponseLike, err: unknown, headers: OutgoingHttpHeaders = {}): void {
+  causes.set(res, err);
   const e = asStatusError(err);
   const extra: OutgoingHttpHeaders = { ...headers };
   const retry = e.retryAfterSeconds ?? e.status.details?.retryAfterSeconds;

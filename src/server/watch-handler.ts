@@ -35,6 +35,8 @@ export interface WatchDeps {
   readonly defaultTimeoutSeconds: () => number;
   /** A larger timeoutSeconds is clamped to this. */
   readonly maxTimeoutSeconds: number;
+  /** Hears a watch stream that failed (logs). */
+  readonly onStreamFailure?: (err: unknown) => void;
 }
 
 /** Start a watch stream; resolves when the stream is over. */
@@ -70,5 +72,7 @@ export async function handleWatch(r: ResourceRequest, q: ReadQuery, deps: WatchD
     'x-content-type-options': 'nosniff',
   });
   r.res.flushHeaders();
-  await deps.registry.run(new WatchStream(r.res, watcher, encoding, cache.metrics));
+  const stream = new WatchStream(r.res, watcher, encoding, cache.metrics);
+  stream.onFailure = deps.onStreamFailure;
+  await deps.registry.run(stream);
 }

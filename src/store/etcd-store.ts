@@ -88,6 +88,7 @@ import { realClock, type Clock, type TimerHandle } from '../core/clock.js';
 import { BadRequestError, ConflictError, NotFoundError, RequestEntityTooLargeError } from '../core/errors.js';
 import type { KubeObject, Store, StoreEvent, StoreListResult, StoreWatch } from '../core/types.js';
 import { StoreCompactedError, StoreUnavailableError } from './store-errors.js';
+import { StoreHealth } from './store-health.js';
 import { DEFAULT_OBJECT_LIMITS, markChecked, readableObject, storableObject, type ObjectLimits } from './stored-shape.js';
 import { checkDeletePreconditions, checkPrecondition, identify, type DeletePreconditions } from './write-preconditions.js';
 
@@ -125,9 +126,11 @@ interface WatchBackend {
   decodeEvent(ev: IEvent): StoreEvent | undefined;
   proveNoChangesSince(after: number): Promise<number | 'pending' | undefined>;
   forget(w: EtcdWatch): void;
+  readonly health: StoreHealth;
 }
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 5000;
+const PROBE_INTERVAL_MS = 1000;
 const DEFAULT_PAGE_SIZE = 500;
 const DEFAULT_WATCH_RECONNECT_TIMEOUT_MS = 30_000;
 const RECONNECT_BACKOFF_MIN_MS = 100;
@@ -153,6 +156,9 @@ export class EtcdStore implements Store {
   private readonly pageSize: number;
   private readonly watchReconnectTimeoutMs: number;
   private readonly limits: ObjectLimits;
+  /** Reachability as requests and watches see it (store-health.ts): /readyz and the logs read it. */
+  readonly health = new StoreHealth();
+  private probe: NodeJS.Timeout | undefined;
   private readonly watches = new Set<EtcdWatch>();
   private readonly backend: WatchBackend;
   private closed = false;
@@ -197,6 +203,7 @@ export class EtcdStore implements Store {
       },
     });
     this.backend = {
+      health: this.health,
       prefix: this.prefix,
       clock: this.clock,
       requestTimeoutMs: this.requestTimeoutMs,
@@ -409,9 +416,21 @@ export class EtcdStore implements Store {
   }
 
   /** Stop every watch and close the client; later calls reject with StoreUnavailableError. */
+  /** After a failed request: probe etcd every second until one succeeds (the health then recovers by itself). */
+  private probeUntilReachable(): void {
+    if (this.probe !== undefined) return;
+    this.probe = setTimeout(() => {
+      this.probe = undefined;
+      if (this.closed || this.health.state.healthy) return;
+      this.currentResourceVersion().catch(() => undefined); // a failure re-arms the probe
+    }, PROBE_INTERVAL_MS);
+    this.probe.unref();
+  }
+
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    if (this.probe !== undefined) clearTimeout(this.probe);
     for (const w of [...this.watches]) w.stop();
     this.client.close();
   }
@@ -513,9 +532,16 @@ export class EtcdStore implements Store {
   private async call<T>(op: string, fn: (deadline: number) => Promise<T>, atRevision = 0, deadline = this.deadline()): Promise<T> {
     if (this.closed) throw new StoreUnavailableError(`EtcdStore is closed (${op})`);
     try {
-      return await fn(deadline);
+      const result = await fn(deadline);
+      this.health.recover(this.health);
+      return result;
     } catch (err) {
-      throw this.mapError(op, err, atRevision);
+      const mapped = this.mapError(op, err, atRevision);
+      if (mapped instanceof StoreUnavailableError && !this.closed) {
+        this.health.fail(this.health, mapped);
+        this.probeUntilReachable();
+      }
+      throw mapped;
     }
   }
 
@@ -614,6 +640,7 @@ class EtcdWatch {
       this.watchId = res.watch_id;
       this.clearTimer();
       this.outageSince = undefined;
+      this.backend.health.recover(this);
       this.backoffMs = RECONNECT_BACKOFF_MIN_MS;
       if (res.canceled) this.canceled(res);
       // Note: the created header's revision is the store's current revision, NOT a proof that
@@ -674,6 +701,7 @@ class EtcdWatch {
     const { clock, watchReconnectTimeoutMs } = this.backend;
     const now = clock.now();
     if (this.outageSince === undefined) this.outageSince = now;
+    this.backend.health.fail(this, err);
     if (now - this.outageSince >= watchReconnectTimeoutMs) {
       this.fail(
         new StoreUnavailableError(
@@ -737,6 +765,7 @@ class EtcdWatch {
     this.stopped = true;
     this.abandonStream();
     this.backend.forget(this);
+    this.backend.health.recover(this); // a stopped watch no longer speaks for the store (a relist will)
   }
 
   private abandonStream(): void {
