@@ -108,3 +108,37 @@ describe('over etcd: readiness, outage and recovery logs, 5xx with cause', () =>
     assert.equal((await request(`${served.url}/api/v1/namespaces/default/pods`, { method: 'POST', body: { metadata: { name: 'after' } } })).status, 201);
   });
 });
+
+describe('readiness while the cache re-lists', () => {
+  test('/readyz is 503 while a cache re-lists after its store watch broke, 200 once it watches again', async () => {
+    const { MemoryStore } = await import('../../src/store/memory-store.js');
+    const { WatchCache } = await import('../../src/cache/watch-cache.js');
+    const { createWatchServer } = await import('../../src/server/server.js');
+    const store = new MemoryStore();
+    let breakWatch: ((err: Error) => void) | undefined;
+    const breaking = {
+      list: () => store.list(),
+      currentResourceVersion: () => store.currentResourceVersion(),
+      watch: (after: number, onEvent: Parameters<typeof store.watch>[1], onError: (e: Error) => void) => {
+        const w = store.watch(after, onEvent, onError);
+        breakWatch = onError;
+        return w;
+      },
+    };
+    const cache = new WatchCache({ store: breaking, mode: 'alpha' });
+    await cache.start();
+    const server = createWatchServer({ caches: [cache], port: 0 });
+    await server.listen();
+    try {
+      assert.equal((await request(`${server.url}/readyz`)).status, 200);
+      breakWatch!(new Error('the store watch broke'));
+      const r = await request(`${server.url}/readyz`);
+      assert.equal(r.status, 503);
+      assert.match(r.text, /\[-\]watch-cache pods: not ready \(listing or re-listing its store\)/);
+      await waitUntil(async () => (await request(`${server.url}/readyz`)).status === 200, 'ready again after the relist');
+    } finally {
+      await server.close();
+      await cache.stop();
+    }
+  });
+});
