@@ -8,6 +8,7 @@
 import { BadRequestError } from '../core/errors.js';
 import type { KubeObject } from '../core/types.js';
 import { specApiVersion, type ResourceSpec } from './resources.js';
+import { storableObject } from '../store/stored-shape.js';
 
 /** The object with kind and apiVersion filled in (unchanged when both are present). */
 export function withTypeMeta(object: KubeObject, spec: ResourceSpec): KubeObject {
@@ -75,7 +76,9 @@ export function prepareObject(body: unknown, target: Target): KubeObject {
   // The name's syntax is checked by validation (422 Invalid, src/server/validation/).
   metadata.name = name ?? '';
   const { kind: _kind, apiVersion: _apiVersion, metadata: _metadata, ...rest } = body;
-  return { apiVersion, kind: spec.kind, metadata, ...rest } as KubeObject;
+  // Shape before syntax: wrong types, null maps, depth and size are decided here (400, as a
+  // decode error is in kube-apiserver), so validation (422) only ever sees a well-typed object.
+  return storableObject({ apiVersion, kind: spec.kind, metadata, ...rest }).object;
 }
 
 /** The preconditions of a DELETE body (DeleteOptions): uid and resourceVersion, each when given. */
