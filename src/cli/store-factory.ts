@@ -1,12 +1,16 @@
 /**
- * The backing store of one served resource: a MemoryStore, or an EtcdStore
+ * The backing store of one served resource: a MemoryStore, an EtcdStore
  * (`/registry/<resource>/` prefix) loaded with a dynamic import, so the
- * memory path never depends on the etcd module or its client library.
+ * memory path never depends on the etcd module or its client library, or a
+ * KubeStore (the same resource of an upstream API server: a caching proxy).
  */
+import { KubeClient } from '../store/kube-client.js';
+import { KubeStore } from '../store/kube-store.js';
 import { MemoryStore } from '../store/memory-store.js';
 import type { Store } from '../core/types.js';
 import type { WritableStore } from '../server/served-resource.js';
 import type { ResourceSpec } from '../server/resources.js';
+import { resolveUpstream, type UpstreamFlags } from './kubeconfig.js';
 import type { StoreKind } from './serve-command.js';
 
 export type ServedStore = Store & WritableStore & { close?(): void };
@@ -28,8 +32,21 @@ async function loadEtcdStore(): Promise<NonNullable<EtcdModule['EtcdStore']>> {
 }
 
 /** One store per resource, in the order given. */
-export async function createStores(kind: StoreKind, etcdUrl: string, specs: readonly ResourceSpec[]): Promise<ServedStore[]> {
+export async function createStores(kind: StoreKind, etcdUrl: string, specs: readonly ResourceSpec[], upstream?: UpstreamFlags): Promise<ServedStore[]> {
   if (kind === 'memory') return specs.map((s) => new MemoryStore({ kind: s.kind }));
+  if (kind === 'kube') {
+    if (upstream === undefined) throw new Error('--store kube needs an upstream');
+    // One client (one keep-alive agent) shared by every resource's store.
+    const client = new KubeClient(resolveUpstream(upstream));
+    return specs.map(
+      (s, i) =>
+        new KubeStore({
+          upstream: client,
+          resource: { group: s.group, version: s.version, resource: s.name, namespaced: s.namespaced },
+          closeUpstream: i === specs.length - 1, // the runtime closes the stores in order
+        }),
+    );
+  }
   const EtcdStore = await loadEtcdStore();
   return specs.map((s) => new EtcdStore({ endpoints: [etcdUrl], prefix: `/registry/${s.name}/`, kind: s.kind }));
 }

@@ -8,9 +8,11 @@
  *                         deletion RV (DeleteOptions.preconditions.resourceVersion
  *                         is honoured; other DeleteOptions are ignored)
  * Bodies are JSON, at most `bodyLimit` bytes (413 above). Every returned
- * object carries kind and apiVersion.
+ * object carries kind and apiVersion. A store in front of an upstream API
+ * server (KubeStore) answers with the upstream's code and body.
  */
 import { BadRequestError } from '../core/errors.js';
+import { upstreamCodeOf } from '../store/upstream-response.js';
 import { deletePrecondition, prepareObject, withTypeMeta } from './object-shape.js';
 import { checkWriteQuery } from './query-params.js';
 import { readJsonBody } from './request-body.js';
@@ -33,7 +35,7 @@ export async function handleCreate(r: ResourceRequest, bodyLimit: number): Promi
   if (rv !== undefined && rv !== '') throw new BadRequestError('metadata.resourceVersion must not be set on objects to be created');
   try {
     const stored = await store.create(object);
-    sendJSON(r.res, 201, withTypeMeta(stored, r.served.spec));
+    sendJSON(r.res, upstreamCodeOf(stored) ?? 201, withTypeMeta(stored, r.served.spec));
   } catch (err) {
     throw objectError(err, r.served.spec.name, object.metadata.name!);
   }
@@ -46,7 +48,7 @@ export async function handleUpdate(r: ResourceRequest, bodyLimit: number): Promi
   const object = prepareObject(body, { spec: r.served.spec, namespace: r.namespace ?? '', name: r.name });
   try {
     const stored = await store.update(object);
-    sendJSON(r.res, 200, withTypeMeta(stored, r.served.spec));
+    sendJSON(r.res, upstreamCodeOf(stored) ?? 200, withTypeMeta(stored, r.served.spec));
   } catch (err) {
     throw objectError(err, r.served.spec.name, r.name!);
   }
@@ -59,7 +61,7 @@ export async function handleDelete(r: ResourceRequest, bodyLimit: number): Promi
   const resourceVersion = deletePrecondition(body);
   try {
     const last = await store.delete(r.namespace ?? '', r.name!, resourceVersion === undefined ? {} : { resourceVersion });
-    sendJSON(r.res, 200, withTypeMeta(last, r.served.spec));
+    sendJSON(r.res, upstreamCodeOf(last) ?? 200, withTypeMeta(last, r.served.spec));
   } catch (err) {
     throw objectError(err, r.served.spec.name, r.name!);
   }

@@ -1,0 +1,244 @@
+/**
+ * KubeStore: one resource of an upstream Kubernetes API server (a kube-apiserver or another
+ * `watchcache serve`) as the backing store: watchcache in front of it is a read-through caching
+ * proxy, and proxies stack into a tree (API.md "Stores").
+ *
+ * - list(): a paginated list (`limit` = pageSize, then `continue`) pinned by the upstream to the
+ *   first page's RV; a continue token that expired (410) restarts the list.
+ * - watch(afterRV): the upstream's watch from afterRV with bookmarks (see kube-watch.ts for the
+ *   invariants: once, in order, resumed across broken streams, bookmarks are progress, 410 is
+ *   StoreCompactedError).
+ * - currentResourceVersion(): a `limit=1` list's metadata.resourceVersion (a consistent read on the
+ *   upstream), so consistent reads here are consistent with the upstream.
+ * - RVs are the upstream's, unchanged (they must be decimal integers, as etcd revisions are).
+ * - Writes (create, update, delete, patch) go to the upstream as they are; the answer is the
+ *   upstream's body (its code is kept, see upstream-response.ts); an error answer is an
+ *   UpstreamStatusError carrying the upstream's Status and code, so the server answers exactly it.
+ *   An unreachable upstream is StoreUnavailableError (503, Retry-After 1).
+ * - Reachability: `unreachableReason()` is set while the watch cannot reach the upstream (a
+ *   connection refused, a 5xx), so /readyz is 503 while the upstream is away.
+ */
+import type { IncomingMessage } from 'node:http';
+import { realClock, type Clock } from '../core/clock.js';
+import { BadRequestError } from '../core/errors.js';
+import type { KubeObject, Store, StoreEvent, StoreListResult, StoreWatch } from '../core/types.js';
+import { KubeClient, type KubeClientOptions } from './kube-client.js';
+import { KubeWatch, wireRV, type KubeWatchBackend } from './kube-watch.js';
+import type { PatchingStore, PatchRequest } from './patch-request.js';
+import { StoreUnavailableError, UpstreamStatusError } from './store-errors.js';
+import type { ReportsReachability } from './store-reachability.js';
+import { rememberUpstreamCode } from './upstream-response.js';
+import { identify } from './write-preconditions.js';
+
+/** The upstream resource: where it lives in the API. */
+export interface KubeResource {
+  /** '' for the core group. */
+  group: string;
+  version: string;
+  /** Plural name, e.g. pods. */
+  resource: string;
+  namespaced: boolean;
+}
+
+export interface KubeStoreOptions {
+  /** How to reach the upstream (or a client shared by the stores of several resources). */
+  upstream: KubeClientOptions | KubeClient;
+  /** Whether close() also closes the client (default: only a client this store made itself). */
+  closeUpstream?: boolean;
+  resource: KubeResource;
+  /** Items per list page (default 500, kubectl's). */
+  pageSize?: number;
+  clock?: Clock;
+  /** timeoutSeconds of a progress probe watch (default 3; see kube-watch.ts). */
+  probeTimeoutSeconds?: number;
+}
+
+interface ListBody {
+  metadata?: { resourceVersion?: string; continue?: string };
+  items?: KubeObject[];
+}
+
+const DEFAULT_PAGE_SIZE = 500;
+const MAX_LIST_ATTEMPTS = 3;
+
+export class KubeStore implements Store, PatchingStore, ReportsReachability {
+  readonly resource: KubeResource;
+  private readonly client: KubeClient;
+  private readonly ownsClient: boolean;
+  private readonly pageSize: number;
+  private readonly watches = new Set<KubeWatch>();
+  private readonly backend: KubeWatchBackend;
+  private unreachable: string | undefined;
+  private closed = false;
+
+  constructor(options: KubeStoreOptions) {
+    this.resource = options.resource;
+    this.ownsClient = options.closeUpstream ?? !(options.upstream instanceof KubeClient);
+    this.client = options.upstream instanceof KubeClient ? options.upstream : new KubeClient(options.upstream);
+    this.pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
+    if (!Number.isInteger(this.pageSize) || this.pageSize < 1) throw new BadRequestError('pageSize must be an integer >= 1');
+    const clock = options.clock ?? realClock;
+    this.backend = {
+      clock,
+      probeTimeoutSeconds: options.probeTimeoutSeconds ?? 3,
+      openWatch: (rv, signal, timeoutSeconds) => this.openWatch(rv, signal, timeoutSeconds),
+      reached: (ok, error) => {
+        this.unreachable = ok ? undefined : `${this.client.server.origin}: ${error?.message ?? 'unreachable'}`;
+      },
+      forget: (w) => void this.watches.delete(w),
+    };
+  }
+
+  // ---------------------------------------------------------------- reads
+
+  async list(): Promise<StoreListResult> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.listOnce();
+      } catch (err) {
+        // The continue token expired between pages (the upstream compacted): list again.
+        if (err instanceof UpstreamStatusError && err.code === 410 && attempt < MAX_LIST_ATTEMPTS) continue;
+        throw err;
+      }
+    }
+  }
+
+  private async listOnce(): Promise<StoreListResult> {
+    const items: KubeObject[] = [];
+    let token: string | undefined;
+    let rv: number | undefined;
+    do {
+      const { body } = await this.client.json<ListBody>({ path: this.collectionPath(), query: { limit: String(this.pageSize), continue: token } });
+      // The first page fixes the RV; the upstream pins every continued page to it.
+      rv ??= this.listRV(body);
+      for (const item of body.items ?? []) items.push(item);
+      token = body.metadata?.continue === '' ? undefined : body.metadata?.continue;
+    } while (token !== undefined);
+    return { items, resourceVersion: rv };
+  }
+
+  async currentResourceVersion(): Promise<number> {
+    const { body } = await this.client.json<ListBody>({ path: this.collectionPath(), query: { limit: '1' } });
+    return this.listRV(body);
+  }
+
+  async get(namespace: string, name: string): Promise<KubeObject> {
+    return (await this.client.json<KubeObject>({ path: this.objectPath(namespace, name) })).body;
+  }
+
+  // ---------------------------------------------------------------- writes
+
+  create(object: KubeObject): Promise<KubeObject> {
+    const { namespace } = identify(object);
+    return this.write({ method: 'POST', path: this.collectionPath(namespace), body: JSON.stringify(object) });
+  }
+
+  update(object: KubeObject): Promise<KubeObject> {
+    const { namespace, name } = identify(object);
+    return this.write({ method: 'PUT', path: this.objectPath(namespace, name), body: JSON.stringify(object) });
+  }
+
+  /** Delete with the given preconditions (as DeleteOptions). */
+  delete(namespace: string, name: string, options: { resourceVersion?: string; uid?: string } = {}): Promise<KubeObject> {
+    const preconditions: Record<string, string> = {};
+    if (options.resourceVersion !== undefined) preconditions.resourceVersion = options.resourceVersion;
+    if (options.uid !== undefined) preconditions.uid = options.uid;
+    const body = { kind: 'DeleteOptions', apiVersion: 'v1', ...(Object.keys(preconditions).length > 0 ? { preconditions } : {}) };
+    return this.write({ method: 'DELETE', path: this.objectPath(namespace, name), body: JSON.stringify(body) });
+  }
+
+  /** PATCH forwarded as it is: the same body and Content-Type, fieldManager and force. */
+  patch(namespace: string, name: string, request: PatchRequest): Promise<KubeObject> {
+    return this.write({
+      method: 'PATCH',
+      path: this.objectPath(namespace, name),
+      body: request.body,
+      contentType: request.contentType,
+      query: { fieldManager: request.fieldManager, force: request.force === undefined ? undefined : String(request.force) },
+    });
+  }
+
+  private async write(req: Parameters<KubeClient['json']>[0]): Promise<KubeObject> {
+    this.checkOpen();
+    const { status, body } = await this.client.json<KubeObject>(req);
+    return rememberUpstreamCode(body, status);
+  }
+
+  // ---------------------------------------------------------------- watch
+
+  watch(
+    afterRV: number,
+    onEvent: (event: StoreEvent) => void,
+    onError: (error: Error) => void,
+    onProgress?: (resourceVersion: number) => void,
+  ): StoreWatch {
+    if (!Number.isSafeInteger(afterRV) || afterRV < 0) throw new BadRequestError(`invalid watch resource version ${afterRV}`);
+    const w = new KubeWatch(this.backend, afterRV, onEvent, onError, onProgress);
+    if (this.closed) {
+      queueMicrotask(() => onError(new StoreUnavailableError('KubeStore is closed')));
+      return { stop: () => w.stop() };
+    }
+    this.watches.add(w);
+    w.connect();
+    return { stop: () => w.stop() };
+  }
+
+  /** Ask every watch to prove progress (a probe watch, see kube-watch.ts). */
+  requestProgress(): void {
+    for (const w of this.watches) w.requestProgress();
+  }
+
+  unreachableReason(): string | undefined {
+    return this.unreachable;
+  }
+
+  /** Stop every watch and drop the connections. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const w of [...this.watches]) w.stop();
+    if (this.ownsClient) this.client.close();
+  }
+
+  // ---------------------------------------------------------------- paths
+
+  private openWatch(rv: number, signal: AbortSignal, timeoutSeconds?: number): Promise<IncomingMessage> {
+    if (this.closed) return Promise.reject(new StoreUnavailableError('KubeStore is closed'));
+    return this.client.stream(
+      {
+        path: this.collectionPath(),
+        query: { watch: 'true', resourceVersion: String(rv), allowWatchBookmarks: 'true', timeoutSeconds: timeoutSeconds === undefined ? undefined : String(timeoutSeconds) },
+      },
+      signal,
+    );
+  }
+
+  private listRV(body: ListBody): number {
+    const rv = wireRV(body);
+    if (rv === undefined) {
+      throw new StoreUnavailableError(`${this.client.server.origin}${this.collectionPath()}: the upstream's list has no decimal metadata.resourceVersion ("${String(body.metadata?.resourceVersion)}")`);
+    }
+    return rv;
+  }
+
+  private base(): string {
+    const r = this.resource;
+    return r.group === '' ? `/api/${r.version}` : `/apis/${r.group}/${r.version}`;
+  }
+
+  /** The collection: all namespaces when `namespace` is absent (or cluster-scoped). */
+  private collectionPath(namespace?: string): string {
+    const r = this.resource;
+    if (!r.namespaced || namespace === undefined || namespace === '') return `${this.base()}/${r.resource}`;
+    return `${this.base()}/namespaces/${encodeURIComponent(namespace)}/${r.resource}`;
+  }
+
+  private objectPath(namespace: string, name: string): string {
+    if (typeof name !== 'string' || name === '') throw new BadRequestError('metadata.name is required');
+    return `${this.collectionPath(namespace)}/${encodeURIComponent(name)}`;
+  }
+
+  private checkOpen(): void {
+    if (this.closed) throw new StoreUnavailableError('KubeStore is closed');
+  }
+}

@@ -1,0 +1,72 @@
+/**
+ * TcpRelay: a loopback TCP relay in front of one server, for network faults
+ * in tests and benchmarks (a proxy's upstream link). `cut()` resets every
+ * relayed connection and refuses new ones (accepted, then reset at once)
+ * until `restore()`: what a client sees when a network path breaks.
+ */
+import net from 'node:net';
+
+export class TcpRelay {
+  private readonly targetPort: number;
+  private readonly targetHost: string;
+  private readonly server: net.Server;
+  private readonly pairs = new Set<net.Socket>();
+  private isCut = false;
+  /** Connections accepted and relayed since the start. */
+  accepted = 0;
+
+  constructor(targetPort: number, targetHost = '127.0.0.1') {
+    this.targetPort = targetPort;
+    this.targetHost = targetHost;
+    this.server = net.createServer((client) => this.relay(client));
+  }
+
+  /** Listen on 127.0.0.1 (port 0: any free port); resolves with the port. */
+  listen(port = 0): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(port, '127.0.0.1', () => resolve((this.server.address() as net.AddressInfo).port));
+    });
+  }
+
+  get port(): number {
+    return (this.server.address() as net.AddressInfo).port;
+  }
+
+  /** Reset every relayed connection; refuse new ones until restore(). */
+  cut(): void {
+    this.isCut = true;
+    for (const s of this.pairs) s.resetAndDestroy();
+    this.pairs.clear();
+  }
+
+  restore(): void {
+    this.isCut = false;
+  }
+
+  close(): Promise<void> {
+    this.cut();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+
+  private relay(client: net.Socket): void {
+    if (this.isCut) {
+      client.resetAndDestroy();
+      return;
+    }
+    this.accepted++;
+    const upstream = net.connect(this.targetPort, this.targetHost);
+    this.pairs.add(client);
+    this.pairs.add(upstream);
+    const drop = (): void => {
+      this.pairs.delete(client);
+      this.pairs.delete(upstream);
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', drop).on('close', drop);
+    upstream.on('error', drop).on('close', drop);
+    client.pipe(upstream);
+    upstream.pipe(client);
+  }
+}
