@@ -52,8 +52,8 @@ export class ServeRuntime {
     const c = this.config;
     const tls = readTls(c);
     const specs = c.resources.map((r) => resolveResource(r));
-    this.stores = await createStores(c.store, c.etcd, specs, c.upstream);
     const registry = new Registry();
+    this.stores = await createStores(c.store, c.etcd, specs, c.upstream, registry);
     this.caches = specs.map(
       (spec, i) =>
         new WatchCache({

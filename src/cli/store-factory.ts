@@ -7,6 +7,7 @@
 import { KubeClient } from '../store/kube-client.js';
 import { KubeStore } from '../store/kube-store.js';
 import { MemoryStore } from '../store/memory-store.js';
+import type { Registry } from 'prom-client';
 import type { Store } from '../core/types.js';
 import type { WritableStore } from '../server/served-resource.js';
 import type { ResourceSpec } from '../server/resources.js';
@@ -32,7 +33,7 @@ async function loadEtcdStore(): Promise<NonNullable<EtcdModule['EtcdStore']>> {
 }
 
 /** One store per resource, in the order given. */
-export async function createStores(kind: StoreKind, etcdUrl: string, specs: readonly ResourceSpec[], upstream?: UpstreamFlags): Promise<ServedStore[]> {
+export async function createStores(kind: StoreKind, etcdUrl: string, specs: readonly ResourceSpec[], upstream?: UpstreamFlags, registry?: Registry): Promise<ServedStore[]> {
   if (kind === 'memory') return specs.map((s) => new MemoryStore({ kind: s.kind }));
   if (kind === 'kube') {
     if (upstream === undefined) throw new Error('--store kube needs an upstream');
@@ -44,6 +45,7 @@ export async function createStores(kind: StoreKind, etcdUrl: string, specs: read
           upstream: client,
           resource: { group: s.group, version: s.version, resource: s.name, namespaced: s.namespaced },
           closeUpstream: i === specs.length - 1, // the runtime closes the stores in order
+          registry,
         }),
     );
   }

@@ -19,6 +19,7 @@
  *   connection refused, a 5xx), so /readyz is 503 while the upstream is away.
  */
 import type { IncomingMessage } from 'node:http';
+import type { Registry } from 'prom-client';
 import { realClock, type Clock } from '../core/clock.js';
 import { BadRequestError } from '../core/errors.js';
 import type { KubeObject, Store, StoreEvent, StoreListResult, StoreWatch } from '../core/types.js';
@@ -27,6 +28,7 @@ import { KubeWatch, wireRV, type KubeWatchBackend } from './kube-watch.js';
 import type { PatchingStore, PatchRequest } from './patch-request.js';
 import { StoreUnavailableError, UpstreamStatusError } from './store-errors.js';
 import type { ReportsReachability } from './store-reachability.js';
+import { upstreamMetrics, type UpstreamMetrics } from './upstream-metrics.js';
 import { rememberUpstreamCode } from './upstream-response.js';
 import { identify } from './write-preconditions.js';
 
@@ -51,6 +53,8 @@ export interface KubeStoreOptions {
   clock?: Clock;
   /** timeoutSeconds of a progress probe watch (default 3; see kube-watch.ts). */
   probeTimeoutSeconds?: number;
+  /** Where to count lists and watch connects (upstream-metrics.ts); none without. */
+  registry?: Registry;
 }
 
 interface ListBody {
@@ -69,6 +73,7 @@ export class KubeStore implements Store, PatchingStore, ReportsReachability {
   private readonly watches = new Set<KubeWatch>();
   private readonly backend: KubeWatchBackend;
   private unreachable: string | undefined;
+  private readonly metrics: UpstreamMetrics;
   private closed = false;
 
   constructor(options: KubeStoreOptions) {
@@ -78,13 +83,16 @@ export class KubeStore implements Store, PatchingStore, ReportsReachability {
     this.pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
     if (!Number.isInteger(this.pageSize) || this.pageSize < 1) throw new BadRequestError('pageSize must be an integer >= 1');
     const clock = options.clock ?? realClock;
+    const metrics = (this.metrics = upstreamMetrics(options.registry, options.resource.resource));
     this.backend = {
       clock,
       probeTimeoutSeconds: options.probeTimeoutSeconds ?? 3,
       openWatch: (rv, signal, timeoutSeconds) => this.openWatch(rv, signal, timeoutSeconds),
       reached: (ok, error) => {
+        metrics.connected(ok ? 'ok' : 'failed');
         this.unreachable = ok ? undefined : `${this.client.server.origin}: ${error?.message ?? 'unreachable'}`;
       },
+      expired: () => metrics.connected('expired'),
       forget: (w) => void this.watches.delete(w),
     };
   }
@@ -104,6 +112,7 @@ export class KubeStore implements Store, PatchingStore, ReportsReachability {
   }
 
   private async listOnce(): Promise<StoreListResult> {
+    this.metrics.listed();
     const items: KubeObject[] = [];
     let token: string | undefined;
     let rv: number | undefined;

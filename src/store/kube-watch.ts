@@ -42,6 +42,8 @@ export interface KubeWatchBackend {
   openWatch(rv: number, signal: AbortSignal, timeoutSeconds?: number): Promise<IncomingMessage>;
   /** A watch reached the upstream (200) or could not (refused, 5xx...). */
   reached(ok: boolean, error?: Error): void;
+  /** The upstream answered 410 (the watch ends; the cache re-lists). */
+  expired(): void;
   forget(w: KubeWatch): void;
 }
 
@@ -163,6 +165,7 @@ export class KubeWatch {
   private expired(status: Status): void {
     if (this.stopped) return;
     this.abandonStream();
+    this.backend.expired();
     const m = /\((\d+)\)/.exec(status.message ?? '');
     const error = new StoreCompactedError(this.resumeRV, m !== null ? Number(m[1]) : this.resumeRV);
     const { clock } = this.backend;

@@ -13,6 +13,7 @@ import { StoreCompactedError, StoreUnavailableError, UpstreamStatusError } from 
 import { upstreamCodeOf } from '../../src/store/upstream-response.js';
 import { TcpRelay } from '../../src/testing/tcp-relay.js';
 import { WatchCache } from '../../src/cache/watch-cache.js';
+import { Registry } from 'prom-client';
 import type { KubeObject, StoreEvent } from '../../src/core/types.js';
 import { request, waitUntil } from '../support/http-client.js';
 import { serve, type Served } from '../support/serve-process.js';
@@ -125,7 +126,8 @@ test('KubeStore: a cut stream resumes from the last RV (nothing lost, nothing re
   const relay = new TcpRelay(root.port);
   await relay.listen();
   t.after(() => relay.close());
-  const store = new KubeStore({ upstream: { server: `http://127.0.0.1:${relay.port}` }, resource: PODS });
+  const registry = new Registry();
+  const store = new KubeStore({ upstream: { server: `http://127.0.0.1:${relay.port}` }, resource: PODS, registry });
   t.after(() => store.close());
   const { resourceVersion } = await store.list();
   const events: StoreEvent[] = [];
@@ -153,6 +155,10 @@ test('KubeStore: a cut stream resumes from the last RV (nothing lost, nothing re
   assert.equal(expired.length, 1);
   assert.ok(expired[0] instanceof StoreCompactedError, String(expired[0]));
   assert.equal(late.length, 0);
+  const metrics = await registry.metrics();
+  assert.match(metrics, /watchcache_upstream_lists_total\{resource="pods"\} 1\n/);
+  assert.match(metrics, /watchcache_upstream_watch_connects_total\{resource="pods",result="expired"\} 1\n/);
+  assert.match(metrics, /watchcache_upstream_watch_connects_total\{resource="pods",result="failed"\} [1-9]/);
 });
 
 const etcd = await startEtcd();
