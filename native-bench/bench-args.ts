@@ -7,8 +7,10 @@ import { parseArgs } from 'node:util';
 import { MODES, type Mode } from '../src/index.js';
 import type { SlowVariant } from './lib/types.js';
 
-export type Suite = 'kep' | 'throughput' | 'floor' | 'peers';
-export const SUITES: readonly Suite[] = ['kep', 'throughput', 'floor', 'peers'];
+export type Suite = 'kep' | 'throughput' | 'floor' | 'peers' | 'proxy';
+export const SUITES: readonly Suite[] = ['kep', 'throughput', 'floor', 'peers', 'proxy'];
+/** What runs without --suite (the proxy fleet is asked for by name: it starts P+1 servers per mode). */
+export const DEFAULT_SUITES: readonly Suite[] = ['kep', 'throughput', 'floor', 'peers'];
 
 export interface BenchPlan {
   help: boolean;
@@ -30,6 +32,7 @@ export interface BenchPlan {
   };
   throughput: { modes: Mode[]; durationS: number; bigWatchers: number };
   floor: { timeMs: number };
+  proxy: { proxies: number; clientsPerProxy: number; slowPerProxy: number; rate: number; durationS: number; blipS: number };
   peers: {
     naiveCounts: number[];
     naiveDurationS: number;
@@ -50,6 +53,7 @@ export const USAGE = `watchcache bench [--modes off,alpha,beta] [--watchers N] [
                  [--duration S] [--json FILE] [--html FILE]
                  [--quick | --full] [--suite kep,throughput,floor,peers] [--variants stalled,rate]
                  [--slow-read-rate EVENTS_PER_S] [--channel-capacity N] [--no-etcd] [--no-http]
+                 [--suite proxy [--proxies P] [--proxy-clients C] [--proxy-slow S] [--proxy-rate R] [--proxy-duration S]]
 
   --watchers N     healthy watchers next to the slow ones (default 1)
   --stalled N      slow watchers; a comma list sweeps (default quick 0,100,1000,10000; full adds 100000)
@@ -58,7 +62,10 @@ export const USAGE = `watchcache bench [--modes off,alpha,beta] [--watchers N] [
   --quick          the default: smaller N and shorter runs (a few minutes on 2 cores)
   --full           the whole sweep (N up to 100,000; etcd with W up to 1000)
   --json FILE      default bench-results/latest.json
-  --html FILE      default bench-results/latest.html (self-contained, inline SVG)`;
+  --html FILE      default bench-results/latest.html (self-contained, inline SVG)
+  --suite proxy    the caching-proxy fleet (not in the default run): P proxies (default 20) in front of
+                   one root, C clients each (default 4, S of them slow: default 1), writes at R/s
+                   (default 200) for S s (default quick 20, full 40); a 5 s blip cuts half the proxies' upstream`;
 
 function list(s: string | undefined): string[] | undefined {
   return s === undefined ? undefined : s.split(',').map((x) => x.trim()).filter((x) => x !== '');
@@ -69,6 +76,15 @@ function int(name: string, s: string | undefined, min: number): number | undefin
   const n = Number(s);
   if (!Number.isFinite(n) || n < min) throw new Error(`--${name} must be a number >= ${min}, got "${s}"`);
   return n;
+}
+
+function proxyPlan(values: Record<string, string | boolean | undefined>, quick: boolean): BenchPlan['proxy'] {
+  const str = (k: string): string | undefined => (typeof values[k] === 'string' ? (values[k] as string) : undefined);
+  const clientsPerProxy = int('proxy-clients', str('proxy-clients'), 1) ?? 4;
+  const slowPerProxy = int('proxy-slow', str('proxy-slow'), 0) ?? 1;
+  if (slowPerProxy >= clientsPerProxy) throw new Error(`--proxy-slow (${slowPerProxy}) must be below --proxy-clients (${clientsPerProxy}): some clients must be healthy`);
+  const durationS = int('proxy-duration', str('proxy-duration'), 8) ?? (quick ? 20 : 40);
+  return { proxies: int('proxies', str('proxies'), 2) ?? 20, clientsPerProxy, slowPerProxy, rate: int('proxy-rate', str('proxy-rate'), 1) ?? 200, durationS, blipS: 5 };
 }
 
 /** Parse argv (without node and script). Throws an Error with a message for bad flags. */
@@ -92,6 +108,11 @@ export function parseBenchArgs(argv: string[]): BenchPlan {
       'channel-capacity': { type: 'string' },
       'no-etcd': { type: 'boolean' },
       'no-http': { type: 'boolean' },
+      proxies: { type: 'string' },
+      'proxy-clients': { type: 'string' },
+      'proxy-slow': { type: 'string' },
+      'proxy-rate': { type: 'string' },
+      'proxy-duration': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -99,7 +120,7 @@ export function parseBenchArgs(argv: string[]): BenchPlan {
   const quick = values.full !== true;
   const modes = (list(values.modes) ?? [...MODES]) as Mode[];
   for (const m of modes) if (!MODES.includes(m)) throw new Error(`unknown mode "${m}" in --modes (off, alpha, beta)`);
-  const suites = (list(values.suite) ?? [...SUITES]) as Suite[];
+  const suites = (list(values.suite) ?? [...DEFAULT_SUITES]) as Suite[];
   for (const s of suites) if (!SUITES.includes(s)) throw new Error(`unknown suite "${s}" in --suite (${SUITES.join(', ')})`);
   const variants = (list(values.variants) ?? ['stalled', 'rate']) as SlowVariant[];
   for (const v of variants) if (v !== 'stalled' && v !== 'rate') throw new Error(`unknown variant "${v}" in --variants (stalled, rate)`);
@@ -127,6 +148,7 @@ export function parseBenchArgs(argv: string[]): BenchPlan {
     },
     throughput: { modes, durationS: quick ? 2.5 : 6, bigWatchers: 100_000 },
     floor: { timeMs: quick ? 250 : 1000 },
+    proxy: proxyPlan(values, quick),
     peers: {
       naiveCounts: quick ? [10_000] : [10_000, 100_000],
       naiveDurationS: quick ? 3 : 8,

@@ -2,9 +2,12 @@
  * TcpRelay: a loopback TCP relay in front of one server, for network faults
  * in tests and benchmarks (a proxy's upstream link). `cut()` resets every
  * relayed connection and refuses new ones (accepted, then reset at once)
- * until `restore()`: what a client sees when a network path breaks.
+ * until `restore()`: what a client sees when a network path breaks. It counts
+ * the watch events relayed downstream (a benchmark's deliveries through it).
  */
 import net from 'node:net';
+
+const EVENT_START = Buffer.from('\n{"type":"'); // the chunk header or the previous event ends with \n
 
 export class TcpRelay {
   private readonly targetPort: number;
@@ -14,6 +17,8 @@ export class TcpRelay {
   private isCut = false;
   /** Connections accepted and relayed since the start. */
   accepted = 0;
+  /** JSON watch events (a line starting `{"type":"`) relayed from the server to its clients (one split across two reads is missed). */
+  eventsDown = 0;
 
   constructor(targetPort: number, targetHost = '127.0.0.1') {
     this.targetPort = targetPort;
@@ -67,6 +72,9 @@ export class TcpRelay {
     client.on('error', drop).on('close', drop);
     upstream.on('error', drop).on('close', drop);
     client.pipe(upstream);
+    upstream.on('data', (chunk: Buffer) => {
+      for (let i = chunk.indexOf(EVENT_START); i >= 0; i = chunk.indexOf(EVENT_START, i + EVENT_START.length)) this.eventsDown++;
+    });
     upstream.pipe(client);
   }
 }
