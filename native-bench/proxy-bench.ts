@@ -33,6 +33,7 @@ export async function runProxySweep(c: ProxySweepConfig): Promise<ProxyRow[]> {
       blipAtS: Math.max(1, (c.durationS - c.blipS) / 3),
       blipS: c.blipS,
       pods: 200,
+      padBytes: 4096, // ~6 KiB pods
       slowReadRate: 2, // events/s: its socket and then its channel at the proxy back up within seconds
       channelCapacity: 100,
     };

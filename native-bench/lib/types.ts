@@ -247,6 +247,7 @@ export interface ProxyRow {
   blipAtS: number;
   blipS: number;
   pods: number;
+  padBytes: number;
   slowReadRate: number;
   channelCapacity: number;
   writes: number;

@@ -32,6 +32,8 @@ export interface ProxyRunConfig {
   blipAtS: number;
   blipS: number;
   pods: number;
+  /** Extra bytes per pod (an annotation), so that a slow client's socket backs up within seconds. */
+  padBytes: number;
   slowReadRate: number;
   channelCapacity: number;
 }
@@ -214,7 +216,11 @@ export async function runProxy(c: ProxyRunConfig): Promise<ProxyRunResult> {
   const proxies: ServeChild[] = [];
   const clients: WatchClient[] = [];
   try {
-    const pods = Array.from({ length: c.pods }, (_, i) => makePod(i));
+    const pad = 'x'.repeat(c.padBytes);
+    const pods = Array.from({ length: c.pods }, (_, i) => {
+      const p = makePod(i);
+      return { ...p, metadata: { ...p.metadata, annotations: { ...p.metadata.annotations, 'bench/pad': pad } } };
+    });
     for (let i = 0; i < pods.length; i += 16) {
       await Promise.all(pods.slice(i, i + 16).map((p) => send(agent, root.url, 'POST', '/api/v1/namespaces/default/pods', JSON.stringify(p))));
     }

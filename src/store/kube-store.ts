@@ -87,7 +87,7 @@ export class KubeStore implements Store, PatchingStore, ReportsReachability {
     this.backend = {
       clock,
       probeTimeoutSeconds: options.probeTimeoutSeconds ?? 3,
-      openWatch: (rv, signal, timeoutSeconds) => this.openWatch(rv, signal, timeoutSeconds),
+      openWatch: (rv, signal, timeoutSeconds, initialEvents) => this.openWatch(rv, signal, timeoutSeconds, initialEvents),
       reached: (ok, error) => {
         metrics.connected(ok ? 'ok' : 'failed');
         this.unreachable = ok ? undefined : `${this.client.server.origin}: ${error?.message ?? 'unreachable'}`;
@@ -211,15 +211,12 @@ export class KubeStore implements Store, PatchingStore, ReportsReachability {
 
   // ---------------------------------------------------------------- paths
 
-  private openWatch(rv: number, signal: AbortSignal, timeoutSeconds?: number): Promise<IncomingMessage> {
+  private openWatch(rv: number, signal: AbortSignal, timeoutSeconds?: number, initialEvents?: boolean): Promise<IncomingMessage> {
     if (this.closed) return Promise.reject(new StoreUnavailableError('KubeStore is closed'));
-    return this.client.stream(
-      {
-        path: this.collectionPath(),
-        query: { watch: 'true', resourceVersion: String(rv), allowWatchBookmarks: 'true', timeoutSeconds: timeoutSeconds === undefined ? undefined : String(timeoutSeconds) },
-      },
-      signal,
-    );
+    const query: Record<string, string | undefined> = { watch: 'true', resourceVersion: String(rv), allowWatchBookmarks: 'true' };
+    if (timeoutSeconds !== undefined) query.timeoutSeconds = String(timeoutSeconds);
+    if (initialEvents === true) Object.assign(query, { sendInitialEvents: 'true', resourceVersionMatch: 'NotOlderThan' });
+    return this.client.stream({ path: this.collectionPath(), query }, signal);
   }
 
   private listRV(body: ListBody): number {

@@ -19,6 +19,9 @@
  *   reaches `resumeRV`) is the one terminal error: onError(StoreCompactedError), once, after a
  *   jittered delay (up to 1 s) so that proxies expired together re-list at different moments.
  *
+ * From RV 0 (an upstream that was empty when listed) the watch is a watch-list (sendInitialEvents),
+ * its initial events delivered in RV order once the initial-events-end bookmark arrives.
+ *
  * requestProgress (consistent reads waiting for the upstream's current RV): the upstream has no
  * "progress request" API, so a short probe watch from L = resumeRV (allowWatchBookmarks,
  * timeoutSeconds 3: both kube-apiserver and watchcache send a bookmark about 2 s before a watch's
@@ -38,8 +41,11 @@ import { StoreCompactedError, UpstreamStatusError } from './store-errors.js';
 export interface KubeWatchBackend {
   readonly clock: Clock;
   readonly probeTimeoutSeconds: number;
-  /** Open `?watch=true&resourceVersion=rv&allowWatchBookmarks=true` (+ timeoutSeconds when given). */
-  openWatch(rv: number, signal: AbortSignal, timeoutSeconds?: number): Promise<IncomingMessage>;
+  /**
+   * Open `?watch=true&resourceVersion=rv&allowWatchBookmarks=true` (+ timeoutSeconds when given;
+   * + sendInitialEvents=true&resourceVersionMatch=NotOlderThan when `initialEvents`).
+   */
+  openWatch(rv: number, signal: AbortSignal, timeoutSeconds?: number, initialEvents?: boolean): Promise<IncomingMessage>;
   /** A watch reached the upstream (200) or could not (refused, 5xx...). */
   reached(ok: boolean, error?: Error): void;
   /** The upstream answered 410 (the watch ends; the cache re-lists). */
@@ -70,6 +76,8 @@ export class KubeWatch {
   private probing = false;
   /** Events (or bookmarks) the current stream delivered. */
   private receivedOnStream = 0;
+  /** From RV 0: the initial ADDED events, held until the initial-events-end bookmark. */
+  private initial: StoreEvent[] | undefined;
 
   constructor(
     private readonly backend: KubeWatchBackend,
@@ -86,8 +94,12 @@ export class KubeWatch {
     const gen = ++this.generation;
     const abort = (this.abort = new AbortController());
     this.receivedOnStream = 0;
+    // From RV 0 (an upstream that was empty when listed), "resourceVersion=0" means "any state,
+    // then changes": its initial events come in key order, not RV order. Ask for them as a
+    // watch-list instead, hold them until the initial-events-end bookmark and deliver them in RV order.
+    this.initial = this.resumeRV === 0 ? [] : undefined;
     // Invariant: always (re)start right after the last fully delivered RV.
-    this.backend.openWatch(this.resumeRV, abort.signal).then(
+    this.backend.openWatch(this.resumeRV, abort.signal, undefined, this.initial !== undefined).then(
       (res) => {
         if (this.stopped || gen !== this.generation) {
           res.destroy();
@@ -130,6 +142,19 @@ export class KubeWatch {
     const rv = wireRV(ev.object);
     if (rv === undefined) return this.retry(new Error(`a ${ev.type} event without a valid metadata.resourceVersion`));
     this.receivedOnStream++;
+    if (this.initial !== undefined) {
+      if (ev.type !== 'BOOKMARK') return void this.initial.push({ type: ev.type as ChangeType, object: ev.object, resourceVersion: rv });
+      if (ev.object.metadata.annotations?.['k8s.io/initial-events-end'] !== 'true') return;
+      // The state at `rv`: each object once, at its RV; in RV order it is a valid change sequence.
+      const initial = this.initial.sort((a, b) => a.resourceVersion - b.resourceVersion);
+      this.initial = undefined;
+      for (const e of initial) {
+        if (e.resourceVersion <= this.resumeRV) continue;
+        this.resumeRV = e.resourceVersion;
+        deliver(this.onEvent, e);
+        if (this.stopped) return;
+      }
+    }
     if (ev.type === 'BOOKMARK') return this.advance(rv);
     // Invariant: once, in RV order. Anything at or below the resume point was delivered before.
     if (rv <= this.resumeRV) return;

@@ -196,3 +196,21 @@ test('KubeStore over an etcd root: a consistent read at the proxy is served from
   const cmRV = Number(r.json<KubeObject>().metadata.resourceVersion);
   await waitUntil(() => progress.some((rv) => rv >= cmRV), `a bookmark at or above ${cmRV} (have ${progress.join(',')})`);
 });
+
+test('KubeStore: a watch from RV 0 (an upstream that was empty when listed) gets the objects made since in RV order', { timeout: 60_000 }, async (t) => {
+  const root = await serve(['--store', 'memory', '--mode', 'beta']);
+  t.after(() => stopServed(root));
+  const store = new KubeStore({ upstream: { server: root.url }, resource: PODS });
+  t.after(() => store.close());
+  const { resourceVersion } = await store.list();
+  assert.equal(resourceVersion, 0);
+  // Made between the list and the watch, in reverse key order: key order is not RV order.
+  const expected: string[] = [];
+  for (const name of ['zc', 'zb', 'za']) expected.push(`ADDED ${name}@${(await createPod(root.url, name)).metadata.resourceVersion}`);
+  const events: StoreEvent[] = [];
+  store.watch(0, (e) => events.push(e), (e) => assert.fail(e));
+  await waitUntil(() => events.length >= 3, 'the three objects');
+  expected.push(`ADDED live@${(await createPod(root.url, 'live')).metadata.resourceVersion}`);
+  await waitUntil(() => events.length >= 4, 'a live event');
+  assert.deepEqual(events.map(line), expected);
+});
