@@ -22,6 +22,8 @@ export interface UpstreamFlags {
   token: string | undefined;
   caFile: string | undefined;
   insecureSkipTLSVerify: boolean;
+  /** Get the initial state as a watch-list (sendInitialEvents) instead of paginated lists. */
+  watchList: boolean;
   kubeconfig: string | undefined;
 }
 

@@ -40,6 +40,7 @@ const OPTIONS = {
   'upstream-token': { type: 'string' },
   'upstream-ca': { type: 'string' },
   'upstream-insecure-skip-tls-verify': { type: 'boolean' },
+  'upstream-watch-list': { type: 'boolean' },
   kubeconfig: { type: 'string' },
   resources: { type: 'string' },
   token: { type: 'string' },
@@ -92,7 +93,7 @@ function parseEtcdUrl(value: string): string {
   return value;
 }
 
-const UPSTREAM_FLAGS = ['upstream', 'upstream-token', 'upstream-ca', 'upstream-insecure-skip-tls-verify', 'kubeconfig'] as const;
+const UPSTREAM_FLAGS = ['upstream', 'upstream-token', 'upstream-ca', 'upstream-insecure-skip-tls-verify', 'upstream-watch-list', 'kubeconfig'] as const;
 
 function parseUpstream(values: ReturnType<typeof parse>['values'], store: string): UpstreamFlags {
   if (store !== 'kube') {
@@ -118,6 +119,7 @@ function parseUpstream(values: ReturnType<typeof parse>['values'], store: string
     token: nonEmpty('upstream-token', values['upstream-token']),
     caFile: nonEmpty('upstream-ca', values['upstream-ca']),
     insecureSkipTLSVerify: values['upstream-insecure-skip-tls-verify'] === true,
+    watchList: values['upstream-watch-list'] === true,
     kubeconfig,
   };
 }

@@ -46,6 +46,7 @@ export async function createStores(kind: StoreKind, etcdUrl: string, specs: read
           resource: { group: s.group, version: s.version, resource: s.name, namespaced: s.namespaced },
           closeUpstream: i === specs.length - 1, // the runtime closes the stores in order
           registry,
+          initialEvents: upstream.watchList ? 'stream' : 'list',
         }),
     );
   }

@@ -28,6 +28,8 @@ Options:
   --upstream-ca FILE            PEM CA bundle that signs the upstream's certificate
   --upstream-insecure-skip-tls-verify
                                 Do not verify the upstream's certificate
+  --upstream-watch-list         Get the initial state as a watch-list (sendInitialEvents) and keep
+                                its stream as the watch; falls back to lists if the upstream refuses
   --kubeconfig FILE             Read the upstream from a kubeconfig (current-context: server, CA,
                                 insecure-skip-tls-verify, token, client certificate); the
                                 --upstream* flags override it

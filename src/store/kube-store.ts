@@ -4,7 +4,8 @@
  * proxy, and proxies stack into a tree (API.md "Stores").
  *
  * - list(): a paginated list (`limit` = pageSize, then `continue`) pinned by the upstream to the
- *   first page's RV; a continue token that expired (410) restarts the list.
+ *   first page's RV; a continue token that expired (410) restarts the list. With initialEvents
+ *   'stream', a watch-list instead (the state streamed as events; the stream then becomes the watch).
  * - watch(afterRV): the upstream's watch from afterRV with bookmarks (see kube-watch.ts for the
  *   invariants: once, in order, resumed across broken streams, bookmarks are progress, 410 is
  *   StoreCompactedError).
@@ -23,8 +24,10 @@ import type { Registry } from 'prom-client';
 import { realClock, type Clock } from '../core/clock.js';
 import { BadRequestError } from '../core/errors.js';
 import type { KubeObject, Store, StoreEvent, StoreListResult, StoreWatch } from '../core/types.js';
-import { KubeClient, type KubeClientOptions } from './kube-client.js';
+import type { Status } from '../core/errors.js';
+import { KubeClient, upstreamError, type KubeClientOptions } from './kube-client.js';
 import { KubeWatch, wireRV, type KubeWatchBackend } from './kube-watch.js';
+import { KubeWatchStream, type WireWatchEvent } from './kube-watch-stream.js';
 import type { PatchingStore, PatchRequest } from './patch-request.js';
 import { StoreUnavailableError, UpstreamStatusError } from './store-errors.js';
 import type { ReportsReachability } from './store-reachability.js';
@@ -55,6 +58,23 @@ export interface KubeStoreOptions {
   probeTimeoutSeconds?: number;
   /** Where to count lists and watch connects (upstream-metrics.ts); none without. */
   registry?: Registry;
+  /**
+   * How to get the initial state: 'list' (default: paginated lists) or 'stream' (a watch-list:
+   * `sendInitialEvents=true`, the state as ADDED events up to the initial-events-end bookmark, and
+   * the same stream then carries the watch). 'stream' falls back to lists for good when the
+   * upstream refuses it (a 4xx) or sends no initial-events-end bookmark within 30 s.
+   */
+  initialEvents?: 'list' | 'stream';
+}
+
+/** A watch-list stream that ended a list(), waiting for the watch from its RV to adopt it. */
+interface ParkedStream {
+  rv: number;
+  stream: KubeWatchStream;
+  pending: WireWatchEvent[];
+  /** false while open; the end (undefined: clean) once ended. */
+  ended: Error | undefined | false;
+  timer: NodeJS.Timeout;
 }
 
 interface ListBody {
@@ -63,7 +83,12 @@ interface ListBody {
 }
 
 const DEFAULT_PAGE_SIZE = 500;
+const WATCH_LIST_BOOKMARK_TIMEOUT_MS = 30_000;
+const PARKED_STREAM_TIMEOUT_MS = 10_000;
 const MAX_LIST_ATTEMPTS = 3;
+
+/** The upstream does not offer watch-lists (KubeStore falls back to paginated lists). */
+class WatchListUnsupported extends Error {}
 
 export class KubeStore implements Store, PatchingStore, ReportsReachability {
   readonly resource: KubeResource;
@@ -73,6 +98,8 @@ export class KubeStore implements Store, PatchingStore, ReportsReachability {
   private readonly watches = new Set<KubeWatch>();
   private readonly backend: KubeWatchBackend;
   private unreachable: string | undefined;
+  private streamInitialEvents: boolean;
+  private parked: ParkedStream | undefined;
   private readonly metrics: UpstreamMetrics;
   private closed = false;
 
@@ -81,6 +108,7 @@ export class KubeStore implements Store, PatchingStore, ReportsReachability {
     this.ownsClient = options.closeUpstream ?? !(options.upstream instanceof KubeClient);
     this.client = options.upstream instanceof KubeClient ? options.upstream : new KubeClient(options.upstream);
     this.pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
+    this.streamInitialEvents = options.initialEvents === 'stream';
     if (!Number.isInteger(this.pageSize) || this.pageSize < 1) throw new BadRequestError('pageSize must be an integer >= 1');
     const clock = options.clock ?? realClock;
     const metrics = (this.metrics = upstreamMetrics(options.registry, options.resource.resource));
@@ -100,6 +128,15 @@ export class KubeStore implements Store, PatchingStore, ReportsReachability {
   // ---------------------------------------------------------------- reads
 
   async list(): Promise<StoreListResult> {
+    this.unpark();
+    if (this.streamInitialEvents) {
+      try {
+        return await this.listByStream();
+      } catch (err) {
+        if (!(err instanceof WatchListUnsupported)) throw err;
+        this.streamInitialEvents = false; // the upstream does not offer it: lists from now on
+      }
+    }
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.listOnce();
@@ -124,6 +161,69 @@ export class KubeStore implements Store, PatchingStore, ReportsReachability {
       token = body.metadata?.continue === '' ? undefined : body.metadata?.continue;
     } while (token !== undefined);
     return { items, resourceVersion: rv };
+  }
+
+  /** The state from a watch-list stream; the stream is parked for the watch from its RV. */
+  private async listByStream(): Promise<StoreListResult> {
+    this.metrics.listed();
+    const abort = new AbortController();
+    const res = await this.client.stream(
+      { path: this.collectionPath(), query: { watch: 'true', sendInitialEvents: 'true', resourceVersionMatch: 'NotOlderThan', allowWatchBookmarks: 'true' } },
+      abort.signal,
+    );
+    if (res.statusCode !== 200) {
+      const chunks: Buffer[] = [];
+      for await (const c of res) chunks.push(c as Buffer);
+      const err = upstreamError(res.statusCode ?? 0, res.headers, Buffer.concat(chunks).toString('utf8'));
+      if (err.code >= 400 && err.code < 500 && err.code !== 410 && err.code !== 429) throw new WatchListUnsupported(err.message);
+      throw err;
+    }
+    return new Promise<StoreListResult>((resolve, reject) => {
+      const items: KubeObject[] = [];
+      let parked: ParkedStream | undefined;
+      const timer = setTimeout(() => {
+        stream.close();
+        reject(new WatchListUnsupported(`no initial-events-end bookmark within ${WATCH_LIST_BOOKMARK_TIMEOUT_MS} ms`));
+      }, WATCH_LIST_BOOKMARK_TIMEOUT_MS);
+      const stream: KubeWatchStream = new KubeWatchStream(res, {
+        onEvent: (ev) => {
+          if (parked !== undefined) return void parked.pending.push(ev);
+          if (ev.type === 'ADDED') return void items.push(ev.object);
+          if (ev.type === 'ERROR') {
+            clearTimeout(timer);
+            stream.close();
+            const status = ev.object as unknown as Status;
+            return reject(new UpstreamStatusError(typeof status.code === 'number' ? status.code : 500, status));
+          }
+          if (ev.type !== 'BOOKMARK' || ev.object.metadata.annotations?.['k8s.io/initial-events-end'] !== 'true') return;
+          clearTimeout(timer);
+          const rv = wireRV(ev.object);
+          if (rv === undefined) {
+            stream.close();
+            return reject(new StoreUnavailableError(`${this.client.server.origin}: an initial-events-end bookmark without a decimal resourceVersion`));
+          }
+          // The reflector watches from this RV right after the list: keep the stream for it.
+          parked = { rv, stream, pending: [], ended: false, timer: setTimeout(() => this.unpark(), PARKED_STREAM_TIMEOUT_MS) };
+          parked.timer.unref();
+          this.parked = parked;
+          resolve({ items, resourceVersion: rv });
+        },
+        onEnd: (err) => {
+          clearTimeout(timer);
+          if (parked !== undefined) parked.ended = err;
+          else reject(new StoreUnavailableError(`${this.client.server.origin}: the watch-list ended before its initial-events-end bookmark${err === undefined ? '' : `: ${err.message}`}`));
+        },
+      });
+    });
+  }
+
+  /** Drop a parked watch-list stream nobody adopted. */
+  private unpark(): void {
+    const p = this.parked;
+    if (p === undefined) return;
+    this.parked = undefined;
+    clearTimeout(p.timer);
+    p.stream.close();
   }
 
   async currentResourceVersion(): Promise<number> {
@@ -188,7 +288,16 @@ export class KubeStore implements Store, PatchingStore, ReportsReachability {
       return { stop: () => w.stop() };
     }
     this.watches.add(w);
-    w.connect();
+    const p = this.parked;
+    if (p !== undefined && p.rv === afterRV) {
+      // The list's own stream continues as this watch: no second request.
+      this.parked = undefined;
+      clearTimeout(p.timer);
+      w.adopt(p.stream, p.pending, p.ended);
+    } else {
+      this.unpark();
+      w.connect();
+    }
     return { stop: () => w.stop() };
   }
 
@@ -205,6 +314,7 @@ export class KubeStore implements Store, PatchingStore, ReportsReachability {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.unpark();
     for (const w of [...this.watches]) w.stop();
     if (this.ownsClient) this.client.close();
   }

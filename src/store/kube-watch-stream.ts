@@ -24,7 +24,7 @@ const TYPES = new Set<string>(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK', 'ERRO
 
 export class KubeWatchStream {
   private readonly res: IncomingMessage;
-  private readonly handlers: WatchStreamHandlers;
+  private handlers: WatchStreamHandlers;
   private pending: Buffer = Buffer.alloc(0);
   private ended = false;
 
@@ -39,6 +39,11 @@ export class KubeWatchStream {
     });
     res.on('error', (err) => this.end(err));
     res.on('close', () => this.end(new Error('the watch connection closed before the response ended')));
+  }
+
+  /** Hand the rest of the stream to other handlers (a list's watch-list stream adopted by a watch). */
+  setHandlers(handlers: WatchStreamHandlers): void {
+    this.handlers = handlers;
   }
 
   /** Stop reading and drop the connection; no further callbacks. */

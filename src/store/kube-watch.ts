@@ -132,6 +132,32 @@ export class KubeWatch {
     );
   }
 
+  /**
+   * Continue on a stream that already delivered everything up to resumeRV (KubeStore's watch-list
+   * list): `pending` are the events it sent since, `ended` whether it has ended meanwhile.
+   */
+  adopt(stream: KubeWatchStream, pending: readonly WireWatchEvent[], ended: Error | undefined | false): void {
+    if (this.stopped) return stream.close();
+    const gen = ++this.generation;
+    this.stream = stream;
+    this.initial = undefined;
+    this.receivedOnStream = 0;
+    for (const ev of pending) {
+      if (gen !== this.generation) return;
+      this.handle(ev);
+    }
+    if (gen !== this.generation) return;
+    if (ended !== false) return this.retry(ended ?? new Error('the upstream ended the watch'));
+    stream.setHandlers({
+      onEvent: (ev) => {
+        if (gen === this.generation) this.handle(ev);
+      },
+      onEnd: (err) => {
+        if (gen === this.generation) this.retry(err ?? new Error('the upstream ended the watch'));
+      },
+    });
+  }
+
   private handle(ev: WireWatchEvent): void {
     if (this.stopped) return;
     if (ev.type === 'ERROR') {

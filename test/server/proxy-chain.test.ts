@@ -1,7 +1,8 @@
 /**
  * The caching-proxy chain as real processes on loopback: a root (`--store memory`, or `--store
  * etcd` over a throwaway etcd) <- a proxy (`--store kube`) <- a leaf proxy, with kubectl and a
- * @kubernetes/client-node informer at the leaf.
+ * @kubernetes/client-node informer at the leaf. One proxy of each chain gets its state as a
+ * watch-list (`--upstream-watch-list`), the other with paginated lists.
  *
  * - Writes through the leaf (kubectl create/delete, POST, PUT) land in the root.
  * - A leaf watcher sees exactly the root watcher's events: every event once, in order, with the
@@ -126,7 +127,7 @@ test('chain over a memory root: writes through the leaf land in the root; an ups
   const link = new TcpRelay(mid.port);
   await link.listen();
   t.after(() => link.close());
-  const leaf = await serve(['--store', 'kube', '--upstream', `http://127.0.0.1:${link.port}`, '--mode', 'beta']);
+  const leaf = await serve(['--store', 'kube', '--upstream', `http://127.0.0.1:${link.port}`, '--upstream-watch-list', '--mode', 'beta']);
   t.after(() => stopServed(leaf));
   await ready(mid.url);
   await ready(leaf.url);
@@ -177,7 +178,7 @@ test('chain over an etcd root: a root restart is survived; writes while it is do
   let root = await serve(rootArgs);
   const rootPort = root.port;
   t.after(() => stopServed(root));
-  const mid = await serve(['--store', 'kube', '--upstream', root.url, '--mode', 'beta']);
+  const mid = await serve(['--store', 'kube', '--upstream', root.url, '--upstream-watch-list', '--mode', 'beta']);
   t.after(() => stopServed(mid));
   const leaf = await serve(['--store', 'kube', '--upstream', mid.url, '--mode', 'off']);
   t.after(() => stopServed(leaf));

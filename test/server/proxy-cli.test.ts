@@ -31,7 +31,8 @@ describe('serve --store kube flags', () => {
     ];
     for (const [args, message] of cases) assert.throws(() => parseServeArgs(args), (err: unknown) => err instanceof UsageError && message.test(err.message), args.join(' '));
     const c = parseServeArgs(['--store', 'kube', '--upstream', 'https://127.0.0.1:6443', '--upstream-token', 't', '--upstream-ca', 'ca.pem', '--upstream-insecure-skip-tls-verify']);
-    assert.deepEqual(c?.upstream, { server: 'https://127.0.0.1:6443', token: 't', caFile: 'ca.pem', insecureSkipTLSVerify: true, kubeconfig: undefined });
+    assert.deepEqual(c?.upstream, { server: 'https://127.0.0.1:6443', token: 't', caFile: 'ca.pem', insecureSkipTLSVerify: true, watchList: false, kubeconfig: undefined });
+    assert.equal(parseServeArgs(['--store', 'kube', '--upstream', 'http://x:1', '--upstream-watch-list'])?.upstream.watchList, true);
   });
 
   test('a kubeconfig: the current context, files relative to it, -data fields, tokenFile; flags override', (t) => {
@@ -73,7 +74,7 @@ describe('serve --store kube flags', () => {
     assert.equal(String(o.clientCert), 'CERT');
     assert.equal(String(o.clientKey), 'KEY');
     assert.equal(o.insecureSkipTLSVerify, undefined);
-    const overridden = resolveUpstream({ kubeconfig: file, server: 'https://three:1', token: 'flag-token', caFile: undefined, insecureSkipTLSVerify: true });
+    const overridden = resolveUpstream({ kubeconfig: file, server: 'https://three:1', token: 'flag-token', caFile: undefined, insecureSkipTLSVerify: true, watchList: false });
     assert.equal(overridden.server, 'https://three:1');
     assert.equal(overridden.token, 'flag-token');
     assert.equal(overridden.insecureSkipTLSVerify, true);

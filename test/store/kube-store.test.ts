@@ -214,3 +214,28 @@ test('KubeStore: a watch from RV 0 (an upstream that was empty when listed) gets
   await waitUntil(() => events.length >= 4, 'a live event');
   assert.deepEqual(events.map(line), expected);
 });
+
+test('KubeStore initialEvents "stream": the state as a watch-list, and the same stream carries the watch', { timeout: 60_000 }, async (t) => {
+  const root = await serve(['--store', 'memory', '--mode', 'beta']);
+  t.after(() => stopServed(root));
+  for (const name of ['s2', 's1', 's3']) await createPod(root.url, name);
+  const registry = new Registry();
+  const store = new KubeStore({ upstream: { server: root.url }, resource: PODS, initialEvents: 'stream', registry });
+  t.after(() => store.close());
+  const paginated = await new KubeStore({ upstream: { server: root.url }, resource: PODS }).list();
+  const streamed = await store.list();
+  assert.equal(streamed.resourceVersion, paginated.resourceVersion);
+  assert.deepEqual(streamed.items.map((o) => o.metadata.name).sort(), ['s1', 's2', 's3']);
+  // Made between the list and the watch: the parked stream holds it for the watch.
+  const expected = [`ADDED s4@${(await createPod(root.url, 's4')).metadata.resourceVersion}`];
+  const events: StoreEvent[] = [];
+  store.watch(streamed.resourceVersion, (e) => events.push(e), (e) => assert.fail(e));
+  expected.push(`ADDED s5@${(await createPod(root.url, 's5')).metadata.resourceVersion}`);
+  await waitUntil(() => events.length >= 2, 'both events');
+  assert.deepEqual(events.map(line), expected);
+  const metrics = await registry.metrics();
+  assert.match(metrics, /watchcache_upstream_lists_total\{resource="pods"\} 1\n/);
+  assert.doesNotMatch(metrics, /watchcache_upstream_watch_connects_total\{[^}]*result="ok"\}/, 'no second request: the watch is the list stream');
+  const rootWatches = (await request(`${root.url}/metrics`)).text.match(/^apiserver_registered_watchers\{[^}]*\} (\d+)/m);
+  assert.equal(rootWatches?.[1], '1');
+});
