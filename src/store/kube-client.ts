@@ -29,6 +29,11 @@ export interface KubeClientOptions {
   insecureSkipTLSVerify?: boolean;
   /** Deadline of one non-watch request, in ms (default 10000). */
   requestTimeoutMs?: number;
+  /**
+   * A watch connection that receives nothing for this long is taken as dead (a hung path: NAT
+   * timeout, a peer gone without a reset) and dropped, so the watch reconnects (default 300000).
+   */
+  watchIdleTimeoutMs?: number;
 }
 
 export interface KubeResponse {
@@ -47,12 +52,14 @@ export interface KubeRequest {
 }
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
+const DEFAULT_WATCH_IDLE_TIMEOUT_MS = 300_000;
 
 export class KubeClient {
   readonly server: URL;
   private readonly options: KubeClientOptions;
   private readonly agent: http.Agent;
   private readonly requestTimeoutMs: number;
+  private readonly watchIdleTimeoutMs: number;
 
   constructor(options: KubeClientOptions) {
     let url: URL;
@@ -65,6 +72,7 @@ export class KubeClient {
     this.server = url;
     this.options = options;
     this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    this.watchIdleTimeoutMs = options.watchIdleTimeoutMs ?? DEFAULT_WATCH_IDLE_TIMEOUT_MS;
     const agentOptions = { keepAlive: true, maxSockets: 64 };
     this.agent =
       url.protocol === 'https:'
@@ -99,7 +107,8 @@ export class KubeClient {
 
   /**
    * Open a streaming GET (a watch): resolves with the response once its headers arrived (any
-   * status; the caller reads the body). `signal` aborts it. No deadline once the headers are in.
+   * status; the caller reads the body). `signal` aborts it. Once the headers are in, the only
+   * deadline is watchIdleTimeoutMs without any data.
    */
   stream(req: KubeRequest, signal: AbortSignal): Promise<http.IncomingMessage> {
     return this.send(req, this.requestTimeoutMs, signal, true);
@@ -129,7 +138,8 @@ export class KubeClient {
     return new Promise((resolve, reject) => {
       const r = mod.request(url, { method: req.method ?? 'GET', headers, agent: this.agent, signal }, (res) => {
         clearTimeout(timer);
-        if (!streaming) res.setTimeout(timeoutMs, () => res.destroy(new Error(`no data for ${timeoutMs} ms`)));
+        const idleMs = streaming ? this.watchIdleTimeoutMs : timeoutMs;
+        res.setTimeout(idleMs, () => res.destroy(new Error(`no data for ${idleMs} ms`)));
         resolve(res);
       });
       // Deadline until the response headers (the whole request for non-streaming ones, see readAll).

@@ -239,3 +239,22 @@ test('KubeStore initialEvents "stream": the state as a watch-list, and the same 
   const rootWatches = (await request(`${root.url}/metrics`)).text.match(/^apiserver_registered_watchers\{[^}]*\} (\d+)/m);
   assert.equal(rootWatches?.[1], '1');
 });
+
+test('KubeStore: a watch connection that hangs (bytes dropped, no reset) is dropped after watchIdleTimeoutMs and resumed', { timeout: 60_000 }, async (t) => {
+  const root = await serve(['--store', 'memory', '--mode', 'beta']);
+  t.after(() => stopServed(root));
+  const relay = new TcpRelay(root.port);
+  await relay.listen();
+  t.after(() => relay.close());
+  const store = new KubeStore({ upstream: { server: `http://127.0.0.1:${relay.port}`, watchIdleTimeoutMs: 1000 }, resource: PODS });
+  t.after(() => store.close());
+  const { resourceVersion } = await store.list();
+  const events: StoreEvent[] = [];
+  store.watch(resourceVersion, (e) => events.push(e), (e) => assert.fail(e));
+  const expected = [`ADDED h0@${(await createPod(root.url, 'h0')).metadata.resourceVersion}`];
+  await waitUntil(() => events.length === 1, 'the first event');
+  relay.blackhole();
+  for (const name of ['h1', 'h2']) expected.push(`ADDED ${name}@${(await createPod(root.url, name)).metadata.resourceVersion}`);
+  await waitUntil(() => events.length >= 3, 'the events after the hang (a new connection)');
+  assert.deepEqual(events.map(line), expected);
+});
