@@ -118,7 +118,7 @@ export class KubeStore implements Store, PatchingStore, ReportsReachability {
       openWatch: (rv, signal, timeoutSeconds, initialEvents) => this.openWatch(rv, signal, timeoutSeconds, initialEvents),
       reached: (ok, error) => {
         metrics.connected(ok ? 'ok' : 'failed');
-        this.unreachable = ok ? undefined : `${this.client.server.origin}: ${error?.message ?? 'unreachable'}`;
+        this.unreachable = ok ? undefined : this.reason(error);
       },
       expired: () => metrics.connected('expired'),
       forget: (w) => void this.watches.delete(w),
@@ -128,6 +128,16 @@ export class KubeStore implements Store, PatchingStore, ReportsReachability {
   // ---------------------------------------------------------------- reads
 
   async list(): Promise<StoreListResult> {
+    try {
+      return await this.listAny();
+    } catch (err) {
+      // Not reachable at all (the cache cannot even start): /readyz names the upstream too.
+      if (err instanceof StoreUnavailableError) this.unreachable = this.reason(err);
+      throw err;
+    }
+  }
+
+  private async listAny(): Promise<StoreListResult> {
     this.unpark();
     if (this.streamInitialEvents) {
       try {
@@ -327,6 +337,12 @@ export class KubeStore implements Store, PatchingStore, ReportsReachability {
     if (timeoutSeconds !== undefined) query.timeoutSeconds = String(timeoutSeconds);
     if (initialEvents === true) Object.assign(query, { sendInitialEvents: 'true', resourceVersionMatch: 'NotOlderThan' });
     return this.client.stream({ path: this.collectionPath(), query }, signal);
+  }
+
+  /** Why the upstream is unreachable, naming it once. */
+  private reason(error: Error | undefined): string {
+    const message = error?.message ?? 'unreachable';
+    return message.includes(this.client.server.origin) ? message : `${this.client.server.origin}: ${message}`;
   }
 
   private listRV(body: ListBody): number {

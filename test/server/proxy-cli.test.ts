@@ -143,6 +143,7 @@ describe('a proxy in front of a TLS root that needs a token', () => {
     // No CA and verification on: the root's certificate is not trusted; the proxy never gets ready.
     const ready = await request(`${untrusting.url}/readyz`);
     assert.equal(ready.status, 503);
+    assert.match(ready.text, /\[-\]upstream pods: unreachable \(.*certificate/i, 'readyz names the upstream and why');
     assert.match(untrusting.stderr(), /self.signed|certificate/i);
   });
 });
