@@ -7,8 +7,10 @@ import { parseArgs } from 'node:util';
 import { MODES, type Mode } from '../src/index.js';
 import type { SlowVariant } from './lib/types.js';
 
-export type Suite = 'kep' | 'throughput' | 'floor' | 'peers';
-export const SUITES: readonly Suite[] = ['kep', 'throughput', 'floor', 'peers'];
+export type Suite = 'kep' | 'throughput' | 'floor' | 'peers' | 'proxy';
+export const SUITES: readonly Suite[] = ['kep', 'throughput', 'floor', 'peers', 'proxy'];
+/** What runs without --suite (the proxy fleet is asked for by name: it starts P+1 servers per mode). */
+export const DEFAULT_SUITES: readonly Suite[] = ['kep', 'throughput', 'floor', 'peers'];
 
 export interface BenchPlan {
   help: boolean;
@@ -30,6 +32,7 @@ export interface BenchPlan {
   };
   throughput: { modes: Mode[]; durationS: number; bigWatchers: number };
   floor: { timeMs: number };
+  proxy: { proxies: number; clientsPerProxy: number; slowPerProxy: number; rate: number; durationS: number; blipS: number };
   peers: {
     naiveCounts: number[];
     naiveDurationS: number;
@@ -59,7 +62,15 @@ Options:
   --duration S                  Length of each KEP run: half stall, half resume (default quick 4, full 10)
   --quick                       The default: smaller N and shorter runs (a few minutes on 2 cores)
   --full                        The whole sweep (N up to 100,000; etcd with W up to 1000)
-  --suite LIST                  kep,throughput,floor,peers (default all)
+  --suite LIST                  kep,throughput,floor,peers (default all); proxy: the caching-proxy
+                                fleet (not in the default run): P proxies in front of one root, C
+                                clients each (S of them slow), writes at R/s; a 5 s blip cuts half
+                                the proxies' upstream
+  --proxies P                   Proxies in the proxy suite (default 20)
+  --proxy-clients C             Clients per proxy (default 4)
+  --proxy-slow S                Slow clients per proxy (default 1)
+  --proxy-rate R                Writes/s at the root in the proxy suite (default 200)
+  --proxy-duration S            Length of the proxy run (default quick 20, full 40)
   --variants LIST               stalled,rate (default both)
   --slow-read-rate EVENTS_PER_S Read rate of the slow watchers in the rate variant
   --channel-capacity N          Per-watcher channel size
@@ -79,6 +90,15 @@ function int(name: string, s: string | undefined, min: number): number | undefin
   const n = Number(s);
   if (!Number.isFinite(n) || n < min) throw new Error(`--${name} must be a number >= ${min}, got "${s}"`);
   return n;
+}
+
+function proxyPlan(values: Record<string, string | boolean | undefined>, quick: boolean): BenchPlan['proxy'] {
+  const str = (k: string): string | undefined => (typeof values[k] === 'string' ? (values[k] as string) : undefined);
+  const clientsPerProxy = int('proxy-clients', str('proxy-clients'), 1) ?? 4;
+  const slowPerProxy = int('proxy-slow', str('proxy-slow'), 0) ?? 1;
+  if (slowPerProxy >= clientsPerProxy) throw new Error(`--proxy-slow (${slowPerProxy}) must be below --proxy-clients (${clientsPerProxy}): some clients must be healthy`);
+  const durationS = int('proxy-duration', str('proxy-duration'), 8) ?? (quick ? 20 : 40);
+  return { proxies: int('proxies', str('proxies'), 2) ?? 20, clientsPerProxy, slowPerProxy, rate: int('proxy-rate', str('proxy-rate'), 1) ?? 200, durationS, blipS: 5 };
 }
 
 /** Parse argv (without node and script). Throws an Error with a message for bad flags. */
@@ -102,6 +122,11 @@ export function parseBenchArgs(argv: string[]): BenchPlan {
       'channel-capacity': { type: 'string' },
       'no-etcd': { type: 'boolean' },
       'no-http': { type: 'boolean' },
+      proxies: { type: 'string' },
+      'proxy-clients': { type: 'string' },
+      'proxy-slow': { type: 'string' },
+      'proxy-rate': { type: 'string' },
+      'proxy-duration': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -109,7 +134,7 @@ export function parseBenchArgs(argv: string[]): BenchPlan {
   const quick = values.full !== true;
   const modes = (list(values.modes) ?? [...MODES]) as Mode[];
   for (const m of modes) if (!MODES.includes(m)) throw new Error(`unknown mode "${m}" in --modes (off, alpha, beta)`);
-  const suites = (list(values.suite) ?? [...SUITES]) as Suite[];
+  const suites = (list(values.suite) ?? [...DEFAULT_SUITES]) as Suite[];
   for (const s of suites) if (!SUITES.includes(s)) throw new Error(`unknown suite "${s}" in --suite (${SUITES.join(', ')})`);
   const variants = (list(values.variants) ?? ['stalled', 'rate']) as SlowVariant[];
   for (const v of variants) if (v !== 'stalled' && v !== 'rate') throw new Error(`unknown variant "${v}" in --variants (stalled, rate)`);
@@ -137,6 +162,7 @@ export function parseBenchArgs(argv: string[]): BenchPlan {
     },
     throughput: { modes, durationS: quick ? 2.5 : 6, bigWatchers: 100_000 },
     floor: { timeMs: quick ? 250 : 1000 },
+    proxy: proxyPlan(values, quick),
     peers: {
       naiveCounts: quick ? [10_000] : [10_000, 100_000],
       naiveDurationS: quick ? 3 : 8,

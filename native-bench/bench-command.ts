@@ -18,6 +18,7 @@ import { BETA_NOTE } from './lib/modes.js';
 import type { BenchReport, PeerResults } from './lib/types.js';
 import { runEtcdPeerIsolated } from './peers/etcd-peer.js';
 import { runHttpPeer } from './peers/http-peer.js';
+import { runProxySweep } from './proxy-bench.js';
 import { runNaiveSweep } from './peers/naive-fanout.js';
 import { renderHtml } from './report/html.js';
 import { computeRatios } from './report/ratios.js';
@@ -71,6 +72,7 @@ export async function runSuite(plan: BenchPlan, argv: string[], log: (l: string)
       peers.httpSkipped = r.skipped;
     } else peers.httpSkipped = 'skipped (--no-http)';
   }
+  const proxy = has('proxy') ? await step('proxy', log, () => runProxySweep({ modes: plan.modes, ...plan.proxy, log }), []) : [];
   const cpu = cpus();
   const report: BenchReport = {
     meta: {
@@ -91,6 +93,7 @@ export async function runSuite(plan: BenchPlan, argv: string[], log: (l: string)
     throughput,
     floor,
     peers,
+    proxy,
     ratios: [],
   };
   report.ratios = computeRatios(report);
@@ -127,6 +130,6 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
     writeOut(plan.html, renderHtml(report));
     log(`wrote ${plan.html}`);
   }
-  const empty = report.kep.length + report.throughput.length + report.floor.length + report.peers.naive.length + report.peers.etcd.length + report.peers.http.length === 0;
+  const empty = report.kep.length + report.throughput.length + report.floor.length + report.peers.naive.length + report.peers.etcd.length + report.peers.http.length + (report.proxy?.length ?? 0) === 0;
   return empty ? 1 : 0;
 }

@@ -8,7 +8,9 @@ export { MODES, suggestedChannelSize, type Mode, type WatchCacheOptions } from '
 export type { GetOptions, ListOptions, ResourceVersionMatch, WatchOptions } from './cache/request-options.js';
 export { MemoryStore, type MemoryStoreOptions } from './store/memory-store.js';
 export { EtcdStore, type EtcdStoreOptions } from './store/etcd-store.js';
-export { StoreCompactedError, StoreUnavailableError } from './store/store-errors.js';
+export { KubeStore, type KubeStoreOptions, type KubeResource } from './store/kube-store.js';
+export { KubeClient, type KubeClientOptions } from './store/kube-client.js';
+export { StoreCompactedError, StoreUnavailableError, UpstreamStatusError } from './store/store-errors.js';
 export {
   WatchCacheError,
   BadRequestError,

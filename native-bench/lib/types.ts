@@ -230,5 +230,46 @@ export interface BenchReport {
   throughput: ThroughputRow[];
   floor: FloorRow[];
   peers: PeerResults;
+  /** The proxy suite (absent from reports written before it existed). */
+  proxy?: ProxyRow[];
   ratios: RatioRow[];
+}
+
+/** One run of the proxy benchmark (proxy-bench.ts, proxy/proxy-run.ts). */
+export interface ProxyRow {
+  mode: Mode;
+  modeLabel: string;
+  proxies: number;
+  clientsPerProxy: number;
+  slowPerProxy: number;
+  rate: number;
+  durationS: number;
+  blipAtS: number;
+  blipS: number;
+  pods: number;
+  padBytes: number;
+  slowReadRate: number;
+  channelCapacity: number;
+  writes: number;
+  wallS: number;
+  rootCpuPct: number;
+  rootWatchesMax: number;
+  rootWatchesEnd: number;
+  rootForceCloses: number;
+  root410s: number;
+  rootDeliveriesPerS: number;
+  leafDeliveriesPerS: number;
+  latencyUncut: LatencySummary;
+  latencyCut: LatencySummary;
+  healthyReconnects: number;
+  healthyRelists: number;
+  healthyDeliveredFraction: number;
+  proxyForceCloses: number;
+  proxy410s: number;
+  proxyStalls: number;
+  proxyRelists: number;
+  proxyReconnectsOk: number;
+  proxyReconnectsFailed: number;
+  slowReconnects: number;
+  slowRelists: number;
 }

@@ -7,13 +7,12 @@
  * and completeness (every reading stream) of the reading clients, server CPU (from /proc), and the server's own
  * force-close / 410 / stall counters scraped from GET /metrics at the end.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import type { Mode } from '../../src/index.js';
 import { isMain, runIsolated } from '../lib/isolate.js';
 import { procCpuMs } from '../lib/memory.js';
 import { modeLabel } from '../lib/modes.js';
+import { CLI, startServe, stopServe, sumMetric, type ServeChild } from '../lib/serve-child.js';
 import type { HttpPeerRow } from '../lib/types.js';
 import type { HttpClientsConfig, HttpClientsResult } from './http-clients.js';
 
@@ -31,49 +30,13 @@ export interface HttpPeerResult {
   skipped: string;
 }
 
-const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
-
-function startServer(mode: Mode): Promise<{ child: ChildProcess; url: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--mode', mode, '--channel-capacity', '100'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`watchcache serve did not report its URL within 15 s: ${out}`));
-    }, 15_000);
-    const onData = (d: Buffer): void => {
-      out += d.toString();
-      const m = /watchcache serving .* on (http:\/\/[^\s]+)/.exec(out);
-      if (m !== null) {
-        clearTimeout(timer);
-        resolve({ child, url: m[1]! });
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`watchcache serve exited (code ${code}): ${out.slice(-500)}`));
-    });
-  });
-}
-
 async function scrape(url: string): Promise<Record<string, number>> {
   const text = await (await fetch(`${url}/metrics`)).text();
-  const sum = (re: RegExp): number => text.split('\n').filter((l) => re.test(l)).reduce((a, l) => a + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
   return {
-    forceCloses: sum(/^apiserver_terminated_watchers_total\{.*reason="unresponsive"/),
-    expired: sum(/^apiserver_terminated_watchers_total\{.*reason="resource_expired/),
-    stalls: sum(/^apiserver_watch_cache_watcher_stalls_total\{/),
+    forceCloses: sumMetric(text, /^apiserver_terminated_watchers_total\{.*reason="unresponsive"/),
+    expired: sumMetric(text, /^apiserver_terminated_watchers_total\{.*reason="resource_expired/),
+    stalls: sumMetric(text, /^apiserver_watch_cache_watcher_stalls_total\{/),
   };
-}
-
-async function stopServer(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
-  await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
-  if (child.exitCode === null) child.kill('SIGKILL');
 }
 
 export async function runHttpPeer(c: HttpPeerConfig): Promise<HttpPeerResult> {
@@ -81,9 +44,9 @@ export async function runHttpPeer(c: HttpPeerConfig): Promise<HttpPeerResult> {
   const rows: HttpPeerRow[] = [];
   for (const mode of c.modes) {
     c.log?.(`peer http: mode=${mode}, ${c.clients} reading + ${c.stalled} stalled clients ...`);
-    let server: { child: ChildProcess; url: string };
+    let server: ServeChild;
     try {
-      server = await startServer(mode);
+      server = await startServe(['--mode', mode, '--channel-capacity', '100']);
     } catch (err) {
       return { rows, skipped: `watchcache serve could not be started: ${(err as Error).message}` };
     }
@@ -113,7 +76,7 @@ export async function runHttpPeer(c: HttpPeerConfig): Promise<HttpPeerResult> {
     } catch (err) {
       c.log?.(`peer http: mode=${mode} failed: ${(err as Error).message}`);
     } finally {
-      await stopServer(server.child);
+      await stopServe(server.child);
     }
   }
   return { rows, skipped: '' };

@@ -4,7 +4,7 @@
  * floor, peers, and engine-vs-floor ratios.
  */
 import { fmt, printTable, renderTable, type Cell } from '../lib/table.js';
-import type { BenchReport, EtcdPeerRow, FloorRow, HttpPeerRow, KepRow, NaiveRow, RatioRow, ThroughputRow } from '../lib/types.js';
+import type { BenchReport, EtcdPeerRow, FloorRow, HttpPeerRow, KepRow, NaiveRow, ProxyRow, RatioRow, ThroughputRow } from '../lib/types.js';
 
 export const KEP_HEADERS = [
   'variant', 'N slow', 'mode', 'ev/s in', 'deliv/s out', 'stall p50 µs', 'stall p99 µs', 'stall p999 µs', 'resume p50 µs', 'resume p99 µs', 'max µs', 'writer lag p99 µs',
@@ -66,6 +66,19 @@ export function httpCells(r: HttpPeerRow): Cell[] {
   return [r.system, r.clients, r.stalledClients, r.rate, r.writes, r.delivered, r.deliveredFraction, r.latency.p50Us / 1000, r.latency.p99Us / 1000, r.latency.maxUs / 1000, r.serverCpuPct, r.stalls, r.forceCloses, r.expired410, r.endedStreams];
 }
 
+export const PROXY_HEADERS = [
+  'mode', 'proxies', 'clients', 'writes', 'root watches max', 'root CPU %', 'root deliv/s', 'leaf deliv/s', 'uncut p50 ms', 'uncut p99 ms', 'cut p50 ms', 'cut p99 ms', 'cut max ms',
+  'healthy fraction', 'root force-closes', 'root 410s', 'proxy reconnects', 'proxy re-lists', 'leaf force-closes', 'leaf 410s', 'leaf stalls', 'healthy re-watches', 'healthy re-lists', 'slow re-watches', 'slow re-lists',
+];
+
+export function proxyCells(r: ProxyRow): Cell[] {
+  return [
+    r.modeLabel, r.proxies, `${r.clientsPerProxy} (${r.slowPerProxy} slow)`, r.writes, r.rootWatchesMax, r.rootCpuPct, r.rootDeliveriesPerS, r.leafDeliveriesPerS,
+    r.latencyUncut.p50Us / 1000, r.latencyUncut.p99Us / 1000, r.latencyCut.p50Us / 1000, r.latencyCut.p99Us / 1000, r.latencyCut.maxUs / 1000,
+    r.healthyDeliveredFraction, r.rootForceCloses, r.root410s, r.proxyReconnectsOk, r.proxyRelists, r.proxyForceCloses, r.proxy410s, r.proxyStalls, r.healthyReconnects, r.healthyRelists, r.slowReconnects, r.slowRelists,
+  ];
+}
+
 export const RATIO_HEADERS = ['engine figure', 'engine', 'unit', 'floor (bounded by)', 'floor', 'engine / floor', 'note'];
 
 export function ratioCells(r: RatioRow): Cell[] {
@@ -86,6 +99,7 @@ export function sections(report: BenchReport): [string, string][] {
   add('Peer (a): naive fan-out (per-watcher unbounded arrays) vs the engine, stalled watchers', NAIVE_HEADERS, report.peers.naive.map(naiveCells));
   add('Peer (b): watchers directly on etcd vs the engine fronting the same etcd', ETCD_HEADERS, report.peers.etcd.map(etcdCells));
   add('Peer (c): HTTP clients watching `watchcache serve`', HTTP_HEADERS, report.peers.http.map(httpCells));
+  add('Caching proxy fleet: P proxies in front of one root, a blip cuts half of their upstream links', PROXY_HEADERS, (report.proxy ?? []).map(proxyCells));
   return out;
 }
 

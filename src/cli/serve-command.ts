@@ -8,9 +8,10 @@ import { MODES, type Mode } from '../cache/cache-options.js';
 import { LOG_LEVELS, type LogLevel } from '../server/logging/logger.js';
 import { resolveResource } from '../server/resources.js';
 import { DEFAULT_MAX_WATCHES } from '../server/watch-registry.js';
+import type { UpstreamFlags } from './kubeconfig.js';
 import { UsageError } from './usage-error.js';
 
-export type StoreKind = 'memory' | 'etcd';
+export type StoreKind = 'memory' | 'etcd' | 'kube';
 
 export interface ServeConfig {
   host: string;
@@ -18,6 +19,8 @@ export interface ServeConfig {
   mode: Mode;
   store: StoreKind;
   etcd: string;
+  /** --store kube: where the upstream API server is and how to authenticate (resolved at start). */
+  upstream: UpstreamFlags;
   resources: string[];
   token: string | undefined;
   channelCapacity: number | undefined;
@@ -42,6 +45,12 @@ const OPTIONS = {
   mode: { type: 'string' },
   store: { type: 'string' },
   etcd: { type: 'string' },
+  upstream: { type: 'string' },
+  'upstream-token': { type: 'string' },
+  'upstream-ca': { type: 'string' },
+  'upstream-insecure-skip-tls-verify': { type: 'boolean' },
+  'upstream-watch-list': { type: 'boolean' },
+  kubeconfig: { type: 'string' },
   resources: { type: 'string' },
   token: { type: 'string' },
   'channel-capacity': { type: 'string' },
@@ -101,6 +110,37 @@ function parseEtcdUrl(value: string): string {
   return value;
 }
 
+const UPSTREAM_FLAGS = ['upstream', 'upstream-token', 'upstream-ca', 'upstream-insecure-skip-tls-verify', 'upstream-watch-list', 'kubeconfig'] as const;
+
+function parseUpstream(values: ReturnType<typeof parse>['values'], store: string): UpstreamFlags {
+  if (store !== 'kube') {
+    const given = UPSTREAM_FLAGS.find((f) => values[f] !== undefined);
+    if (given !== undefined) throw new UsageError(`--${given} needs --store kube`);
+  }
+  const server = nonEmpty('upstream', values.upstream);
+  if (server !== undefined) {
+    let url: URL | undefined;
+    try {
+      url = new URL(server);
+    } catch {
+      url = undefined;
+    }
+    if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+      throw new UsageError(`--upstream must be an http:// or https:// URL such as https://127.0.0.1:6443, got "${server}"`);
+    }
+  }
+  const kubeconfig = nonEmpty('kubeconfig', values.kubeconfig);
+  if (store === 'kube' && server === undefined && kubeconfig === undefined) throw new UsageError('--store kube needs --upstream URL or --kubeconfig FILE');
+  return {
+    server,
+    token: nonEmpty('upstream-token', values['upstream-token']),
+    caFile: nonEmpty('upstream-ca', values['upstream-ca']),
+    insecureSkipTLSVerify: values['upstream-insecure-skip-tls-verify'] === true,
+    watchList: values['upstream-watch-list'] === true,
+    kubeconfig,
+  };
+}
+
 function parse(args: readonly string[]) {
   return parseArgs({ args: [...args], options: OPTIONS, strict: true, allowPositionals: false });
 }
@@ -119,8 +159,9 @@ export function parseServeArgs(args: readonly string[]): ServeConfig | undefined
   const logLevel = values['log-level'] ?? 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   const store = values.store ?? 'memory';
-  if (store !== 'memory' && store !== 'etcd') throw new UsageError(`--store must be memory or etcd, got "${store}"`);
+  if (store !== 'memory' && store !== 'etcd' && store !== 'kube') throw new UsageError(`--store must be memory, etcd or kube, got "${store}"`);
   if (values.etcd !== undefined && store !== 'etcd') throw new UsageError('--etcd needs --store etcd');
+  const upstream = parseUpstream(values, store);
   const tlsCert = nonEmpty('tls-cert', values['tls-cert']);
   const tlsKey = nonEmpty('tls-key', values['tls-key']);
   if ((tlsCert === undefined) !== (tlsKey === undefined)) throw new UsageError('--tls-cert and --tls-key must be given together');
@@ -130,6 +171,7 @@ export function parseServeArgs(args: readonly string[]): ServeConfig | undefined
     mode: mode as Mode,
     store,
     etcd: parseEtcdUrl(values.etcd ?? 'http://127.0.0.1:2379'),
+    upstream,
     resources: parseResources(values.resources),
     token: nonEmpty('token', values.token),
     channelCapacity: integer('channel-capacity', values['channel-capacity'], 1),

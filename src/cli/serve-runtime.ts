@@ -60,8 +60,8 @@ export class ServeRuntime {
     const tls = readTls(c);
     const names = servedResources(c.resources);
     const specs = names.map((r) => resolveResource(r));
-    this.stores = await createStores(c.store, c.etcd, specs);
     const registry = new Registry();
+    this.stores = await createStores(c.store, c.etcd, specs, c.upstream, registry);
     collectDefaultMetrics({ register: registry });
     this.stores.forEach((store, i) => {
       const resource = specs[i]!.name;

@@ -27,8 +27,19 @@ Options:
   --host HOST                   Address to bind (default 127.0.0.1)
   --port N                      Port (default 8080; 0 = any free port)
   --mode off|alpha|beta         Slow-watcher policy (default beta)
-  --store memory|etcd           Backing store (default memory)
+  --store memory|etcd|kube      Backing store (default memory); kube: an upstream Kubernetes API
+                                server (or another watchcache serve): a read-through caching proxy
   --etcd URL                    etcd endpoint for --store etcd (default http://127.0.0.1:2379)
+  --upstream URL                API server for --store kube, e.g. https://127.0.0.1:6443
+  --upstream-token TOKEN        Bearer token for the upstream
+  --upstream-ca FILE            PEM CA bundle that signs the upstream's certificate
+  --upstream-insecure-skip-tls-verify
+                                Do not verify the upstream's certificate
+  --upstream-watch-list         Get the initial state as a watch-list (sendInitialEvents) and keep
+                                its stream as the watch; falls back to lists if the upstream refuses
+  --kubeconfig FILE             Read the upstream from a kubeconfig (current-context: server, CA,
+                                insecure-skip-tls-verify, token, client certificate); the
+                                --upstream* flags override it
   --resources LIST              Comma-separated resources (default pods), e.g. pods,configmaps;
                                 events is always served too (kubectl describe lists them)
   --token TOKEN                 Require "Authorization: Bearer TOKEN" (except /healthz, /readyz, /livez)

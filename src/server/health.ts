@@ -1,9 +1,9 @@
 /**
  * /healthz and /livez: 200 `ok` while the process serves. /readyz: 200 `ok`
  * once every served resource's cache has listed and is watching its store
- * and no store reports itself unreachable (EtcdStore's health), else 503
- * naming what is not ready (a cache (re)listing, a store unreachable). None
- * needs the token.
+ * and no store reports itself unreachable (EtcdStore's and KubeStore's
+ * health), else 503 naming what is not ready
+ * (a cache (re)listing, a store or upstream unreachable). None needs the token.
  */
 import type { ResponseLike } from './http-types.js';
 import type { ServedResource } from './served-resource.js';

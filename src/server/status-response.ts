@@ -6,7 +6,7 @@
  */
 import type { OutgoingHttpHeaders } from 'node:http';
 import { WatchCacheError, ServiceUnavailableError, toWatchCacheError, type StatusDetails } from '../core/errors.js';
-import { StoreUnavailableError } from '../store/store-errors.js';
+import { StoreUnavailableError, UpstreamStatusError } from '../store/store-errors.js';
 import { PreconditionFailedError } from '../store/write-preconditions.js';
 import type { ResponseLike } from './http-types.js';
 
@@ -91,6 +91,7 @@ export function notAcceptable(accept: string): WatchCacheError {
  */
 export function objectError(err: unknown, resource: string, name: string): WatchCacheError {
   const e = asStatusError(err);
+  if (e instanceof UpstreamStatusError) return e; // an upstream's answer goes out exactly as it came
   if (e.code === 404) return objectNotFound(resource, name);
   if (e.code === 409 && e.reason === 'AlreadyExists') {
     return statusError(409, 'AlreadyExists', `${resource} "${name}" already exists`, { name, kind: resource });

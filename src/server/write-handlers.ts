@@ -11,10 +11,12 @@
  * Bodies are JSON, at most `bodyLimit` bytes (413 above). Every returned
  * object carries kind and apiVersion. Creates and updates are validated as
  * kube-apiserver does (422 Invalid, src/server/validation/); a PUT whose
- * metadata.uid is not the stored one's is a 409 precondition failure.
- * PATCH is src/server/patch/patch-handler.ts.
+ * metadata.uid is not the stored one's is a 409 precondition failure. A
+ * store in front of an upstream API server (KubeStore) answers with the
+ * upstream's code and body. PATCH is src/server/patch/patch-handler.ts.
  */
 import { BadRequestError } from '../core/errors.js';
+import { upstreamCodeOf } from '../store/upstream-response.js';
 import { deletePreconditions, prepareObject, withTypeMeta } from './object-shape.js';
 import { checkWriteQuery } from './query-params.js';
 import { readJsonBody } from './request-body.js';
@@ -40,7 +42,7 @@ export async function handleCreate(r: ResourceRequest, bodyLimit: number): Promi
   if (invalid !== undefined) throw invalid;
   try {
     const stored = await store.create(object);
-    sendJSON(r.res, 201, withTypeMeta(stored, r.served.spec));
+    sendJSON(r.res, upstreamCodeOf(stored) ?? 201, withTypeMeta(stored, r.served.spec));
   } catch (err) {
     throw objectError(err, r.served.spec.name, object.metadata.name!);
   }
@@ -62,7 +64,7 @@ export async function handleUpdate(r: ResourceRequest, bodyLimit: number): Promi
   if (invalid !== undefined) throw invalid;
   try {
     const stored = await store.update(object);
-    sendJSON(r.res, 200, withTypeMeta(stored, r.served.spec));
+    sendJSON(r.res, upstreamCodeOf(stored) ?? 200, withTypeMeta(stored, r.served.spec));
   } catch (err) {
     throw objectError(err, r.served.spec.name, r.name!);
   }
@@ -75,7 +77,7 @@ export async function handleDelete(r: ResourceRequest, bodyLimit: number): Promi
   const preconditions = deletePreconditions(body);
   try {
     const last = await store.delete(r.namespace ?? '', r.name!, preconditions);
-    sendJSON(r.res, 200, withTypeMeta(last, r.served.spec));
+    sendJSON(r.res, upstreamCodeOf(last) ?? 200, withTypeMeta(last, r.served.spec));
   } catch (err) {
     throw objectError(err, r.served.spec.name, r.name!);
   }

@@ -2,7 +2,7 @@
  * Errors a Store reports through its watch's onError. The reflector reacts to
  * each: a compacted watch re-lists; anything else re-lists after a back-off.
  */
-import { WatchCacheError } from '../core/errors.js';
+import { WatchCacheError, type Status } from '../core/errors.js';
 
 /** The store can no longer serve a watch from the requested RV (etcd: "required revision has been compacted"). */
 export class StoreCompactedError extends Error {
@@ -22,5 +22,19 @@ export class StoreUnavailableError extends WatchCacheError {
     super(503, 'ServiceUnavailable', message, { retryAfterSeconds: 1 });
     this.name = 'StoreUnavailableError';
     if (options?.cause !== undefined) (this as { cause?: unknown }).cause = options.cause;
+  }
+}
+
+/**
+ * An upstream Kubernetes API server answered with a non-2xx status (KubeStore). It carries the
+ * upstream's own Status object and HTTP code, so the server answers exactly what the upstream did.
+ */
+export class UpstreamStatusError extends WatchCacheError {
+  constructor(code: number, upstream: Status, retryAfterSeconds?: number) {
+    const retry = retryAfterSeconds ?? upstream.details?.retryAfterSeconds;
+    super(code, upstream.reason ?? '', upstream.message ?? '', retry === undefined ? upstream.details : { ...upstream.details, retryAfterSeconds: retry });
+    this.name = 'UpstreamStatusError';
+    // The upstream's Status, unchanged (the base class built its own from code/reason/message).
+    Object.defineProperty(this, 'status', { value: upstream, enumerable: true });
   }
 }

@@ -35,7 +35,7 @@ describe('watchcache CLI arguments', () => {
       [['serve', '--port', 'x'], /--port must be an integer between 0 and 65535, got "x"/],
       [['serve', '--port', '70000'], /--port must be an integer/],
       [['serve', '--mode', 'fast'], /--mode must be one of off, alpha, beta, got "fast"/],
-      [['serve', '--store', 'redis'], /--store must be memory or etcd/],
+      [['serve', '--store', 'redis'], /--store must be memory, etcd or kube/],
       [['serve', '--resources', 'pods,,cm'], /--resources/],
       [['serve', '--resources', 'Pods'], /invalid resource name "Pods"/],
       [['serve', '--resources', 'pods,pods'], /lists "pods" twice/],
