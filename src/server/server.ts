@@ -161,6 +161,13 @@ export function createWatchServer(options: WatchServerOptions): WatchServer {
   if (options.tls !== undefined) {
     const secure = http2.createSecureServer({ ...h2Options, cert: options.tls.cert, key: options.tls.key, allowHTTP1: true }, h2Handler);
     secure.on('session', onSession);
+    // HTTP/1.1 over TLS (ALPN) runs node:http's connection handling on this server: the same idle,
+    // header and request timeouts apply through these properties.
+    Object.assign(secure, {
+      keepAliveTimeout: timeouts.idleTimeoutMs,
+      headersTimeout: Math.min(timeouts.headersTimeoutMs, timeouts.requestTimeoutMs),
+      requestTimeout: timeouts.requestTimeoutMs,
+    });
     secure.on('sessionError', () => {});
     secure.on('tlsClientError', () => {});
     listener = secure;

@@ -11,12 +11,18 @@
  * - timeoutSeconds >= 2,147,484 no longer ends the watch at once (it is
  *   clamped), over HTTP and in the library;
  * - a watch without timeoutSeconds lasts min-request-timeout x (1 + rand);
+ * - over TLS too (HTTP/1.1 via ALPN and h2): idle connections close;
  * - the CLI flags parse.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http2 from 'node:http2';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import tls from 'node:tls';
 import { WatchCache } from '../../src/cache/watch-cache.js';
 import { MAX_WATCH_TIMEOUT_SECONDS } from '../../src/cache/request-options.js';
 import { parseServeArgs } from '../../src/cli/serve-command.js';
@@ -146,6 +152,38 @@ describe('server timeouts', () => {
       await sleep(300);
       assert.equal(w.closed, false, `timeoutSeconds=${t} ended the watch`);
       w.close();
+    }
+  });
+});
+
+describe('timeouts over TLS', () => {
+  test('an idle HTTP/1.1-over-TLS keep-alive connection and an idle h2 session are closed', async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'wc-tls-'));
+    const key = join(dir, 'key.pem');
+    const cert = join(dir, 'cert.pem');
+    try {
+      execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+    } catch {
+      return t.skip('openssl is not installed');
+    }
+    const f = await startFixture({ mode: 'off', tls: { cert: readFileSync(cert), key: readFileSync(key) }, timeouts: { idleTimeoutMs: IDLE_MS } });
+    try {
+      const socket = tls.connect({ port: f.port, host: '127.0.0.1', ca: readFileSync(cert), ALPNProtocols: ['http/1.1'] });
+      const done = closed(socket as unknown as net.Socket);
+      socket.on('secureConnect', () => socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n'));
+      assert.match(await done, /^HTTP\/1\.1 200/);
+      const session = http2.connect(f.url, { ca: readFileSync(cert) });
+      session.on('error', () => {});
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error('idle h2 TLS session still open')), 10_000);
+        session.once('close', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    } finally {
+      await f.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
