@@ -7,8 +7,8 @@ import { parseArgs } from 'node:util';
 import { MODES, type Mode } from '../src/index.js';
 import type { SlowVariant } from './lib/types.js';
 
-export type Suite = 'kep' | 'throughput' | 'floor' | 'peers';
-export const SUITES: readonly Suite[] = ['kep', 'throughput', 'floor', 'peers'];
+export type Suite = 'kep' | 'catchup' | 'throughput' | 'floor' | 'peers';
+export const SUITES: readonly Suite[] = ['kep', 'catchup', 'throughput', 'floor', 'peers'];
 
 export interface BenchPlan {
   help: boolean;
@@ -27,6 +27,15 @@ export interface BenchPlan {
     slowReadRate: number;
     channelCapacity: number;
     durationS: number;
+  };
+  catchup: {
+    modes: Mode[];
+    watchers: number[];
+    historyEvents: number;
+    rate: number;
+    baselineS: number;
+    maxS: number;
+    channelCapacity: number;
   };
   throughput: { modes: Mode[]; durationS: number; bigWatchers: number };
   floor: { timeMs: number };
@@ -48,8 +57,9 @@ export interface BenchPlan {
 
 export const USAGE = `watchcache bench [--modes off,alpha,beta] [--watchers N] [--stalled N[,N...]] [--rate EVENTS_PER_S]
                  [--duration S] [--json FILE] [--html FILE]
-                 [--quick | --full] [--suite kep,throughput,floor,peers] [--variants stalled,rate]
+                 [--quick | --full] [--suite kep,catchup,throughput,floor,peers] [--variants stalled,rate]
                  [--slow-read-rate EVENTS_PER_S] [--channel-capacity N] [--no-etcd] [--no-http]
+                 [--catchup-watchers W[,W...]] [--catchup-max S]
 
   --watchers N     healthy watchers next to the slow ones (default 1)
   --stalled N      slow watchers; a comma list sweeps (default quick 0,100,1000,10000; full adds 100000)
@@ -58,7 +68,9 @@ export const USAGE = `watchcache bench [--modes off,alpha,beta] [--watchers N] [
   --quick          the default: smaller N and shorter runs (a few minutes on 2 cores)
   --full           the whole sweep (N up to 100,000; etcd with W up to 1000)
   --json FILE      default bench-results/latest.json
-  --html FILE      default bench-results/latest.html (self-contained, inline SVG)`;
+  --html FILE      default bench-results/latest.html (self-contained, inline SVG)
+  --catchup-watchers W  catchup suite: watchers opened 50,000 events behind (default 1,100,1000)
+  --catchup-max S  catchup suite: bound on each catch-up window (default quick 30, full 120)`;
 
 function list(s: string | undefined): string[] | undefined {
   return s === undefined ? undefined : s.split(',').map((x) => x.trim()).filter((x) => x !== '');
@@ -92,6 +104,8 @@ export function parseBenchArgs(argv: string[]): BenchPlan {
       'channel-capacity': { type: 'string' },
       'no-etcd': { type: 'boolean' },
       'no-http': { type: 'boolean' },
+      'catchup-watchers': { type: 'string' },
+      'catchup-max': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -124,6 +138,15 @@ export function parseBenchArgs(argv: string[]): BenchPlan {
       slowReadRate: int('slow-read-rate', values['slow-read-rate'], 0) ?? rate / 4,
       channelCapacity: int('channel-capacity', values['channel-capacity'], 1) ?? 100,
       durationS,
+    },
+    catchup: {
+      modes,
+      watchers: list(values['catchup-watchers'])?.map((s) => int('catchup-watchers', s, 1)!) ?? [1, 100, 1000],
+      historyEvents: 50_000,
+      rate,
+      baselineS: quick ? 2 : 4,
+      maxS: int('catchup-max', values['catchup-max'], 1) ?? (quick ? 30 : 120),
+      channelCapacity: int('channel-capacity', values['channel-capacity'], 1) ?? 100,
     },
     throughput: { modes, durationS: quick ? 2.5 : 6, bigWatchers: 100_000 },
     floor: { timeMs: quick ? 250 : 1000 },

@@ -4,7 +4,7 @@
  * floor, peers, and engine-vs-floor ratios.
  */
 import { fmt, printTable, renderTable, type Cell } from '../lib/table.js';
-import type { BenchReport, EtcdPeerRow, FloorRow, HttpPeerRow, KepRow, NaiveRow, RatioRow, ThroughputRow } from '../lib/types.js';
+import type { BenchReport, CatchupRow, EtcdPeerRow, FloorRow, HttpPeerRow, KepRow, NaiveRow, RatioRow, ThroughputRow } from '../lib/types.js';
 
 export const KEP_HEADERS = [
   'variant', 'N slow', 'mode', 'ev/s in', 'deliv/s out', 'stall p50 µs', 'stall p99 µs', 'stall p999 µs', 'resume p50 µs', 'resume p99 µs', 'max µs', 'writer lag p99 µs',
@@ -35,6 +35,25 @@ export function printKepTable(rows: KepRow[]): void {
   printTable('KEP benchmark: healthy watcher next to N slow ones (write -> receipt latency)', KEP_HEADERS, rows.map(kepCells));
   printTable('KEP benchmark: catch-up, resync and memory', KEP_CATCHUP_HEADERS, rows.map(kepCatchupCells));
 }
+
+export const CATCHUP_HEADERS = [
+  'W', 'mode', 'events behind', 'resynced', 'all resynced s', 'resync p50 s', '410s', 'timed out', 'window s', 'deliv/s', 'pass pushes/s', 'one-thread bound pushes/s',
+  'pushes / bound', 'healthy p99 µs without', 'healthy p99 µs during', 'during / without', 'ELU %',
+];
+
+export function catchupCells(r: CatchupRow): Cell[] {
+  return [
+    r.watchers, r.modeLabel, r.historyEvents, `${r.resynced}/${r.watchers}`, r.resynced === r.watchers ? r.allResyncedMs / 1000 : '-', r.resyncP50Ms / 1000, r.expired410,
+    r.timedOut ? `yes (${r.maxS} s)` : 'no', r.windowS, r.deliveriesPerS, r.workerPushesPerS, r.pushBoundPerS, r.workerShareOfBound, r.healthyBaseline.p99Us, r.healthyDuring.p99Us,
+    r.healthyP99Ratio, r.elu * 100,
+  ];
+}
+
+export function printCatchupTable(rows: CatchupRow[]): void {
+  printTable(CATCHUP_TITLE, CATCHUP_HEADERS, rows.map(catchupCells));
+}
+
+const CATCHUP_TITLE = 'Catch-up: W watchers open 50,000 events behind (2 KiB pods), writer at the KEP rate, one healthy watcher';
 
 export const THROUGHPUT_HEADERS = ['scenario', 'watchers', 'mode', 'events/s', 'pushes/s', 'encode µs/ev', 'append µs/ev', 'ring µs/ev', 'fan-out µs/ev', 'other µs/ev', 'total µs/ev', 'fan-out ns/push', 'stalls', 'force-closes'];
 
@@ -80,6 +99,7 @@ export function sections(report: BenchReport): [string, string][] {
   };
   add('KEP benchmark: healthy watcher next to N slow watchers (write -> receipt latency, closes, encodings)', KEP_HEADERS, report.kep.map(kepCells));
   add('KEP benchmark: catch-up, resync and memory', KEP_CATCHUP_HEADERS, report.kep.map(kepCatchupCells));
+  add(CATCHUP_TITLE, CATCHUP_HEADERS, report.catchup.map(catchupCells));
   add('Throughput: max sustained ingest of 2 KiB pods, main-thread time per event', THROUGHPUT_HEADERS, report.throughput.map(throughputCells));
   add('Floor: primitives on this machine (tinybench)', FLOOR_HEADERS, report.floor.map(floorCells));
   add('Engine figures next to their floor', RATIO_HEADERS, report.ratios.map(ratioCells));
