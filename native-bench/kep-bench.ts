@@ -167,7 +167,7 @@ export async function runKepOnce(c: KepConfig): Promise<KepRow> {
     scanRatePerS: passes.scanned / (wallMs / 1000),
     scannedPerPassMs: finite(passes.scanned / (passes.workerMs > 0 ? passes.workerMs : passes.workMs)),
     passPushes: passes.pushes,
-    resync: { slow: c.slow, resynced: resyncs.length, p50Ms: percentile(resyncs, 50), p99Ms: percentile(resyncs, 99), maxMs: percentile(resyncs, 100) },
+    resync: { slow: c.slow, resynced: resyncs.length, caughtUpAfterReconnect: slow.filter((s) => s.caughtUpMs >= 0).length, p50Ms: percentile(resyncs, 50), p99Ms: percentile(resyncs, 99), maxMs: percentile(resyncs, 100) },
     memory: {
       rssBaseMiB: toMiB(base.rss),
       rssPeakMiB: toMiB(Math.max(sampler.peakRss, registered.rss)),

@@ -23,7 +23,10 @@ export type SlowVariant = 'stalled' | 'rate';
 /** Time for slow watchers to resync after they resume reading (ms from the resume). */
 export interface ResyncSummary {
   slow: number;
+  /** Resynced on the stream they had at the stall (a reconnect is not a resync). */
   resynced: number;
+  /** Read the live stream again only on a re-opened watch (off's force-close loop, a re-list after a 410). */
+  caughtUpAfterReconnect: number;
   p50Ms: number;
   p99Ms: number;
   maxMs: number;

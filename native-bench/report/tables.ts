@@ -4,6 +4,7 @@
  * floor, peers, and engine-vs-floor ratios.
  */
 import { fmt, printTable, renderTable, type Cell } from '../lib/table.js';
+import { VERDICT_HEADERS, verdictCells, verdicts } from './verdict.js';
 import type { BenchReport, CatchupRow, EtcdPeerRow, FloorRow, HttpPeerRow, KepRow, NaiveRow, RatioRow, ThroughputRow } from '../lib/types.js';
 
 export const KEP_HEADERS = [
@@ -19,14 +20,14 @@ export function kepCells(r: KepRow): Cell[] {
 }
 
 export const KEP_CATCHUP_HEADERS = [
-  'variant', 'N slow', 'mode', 'stalls', 'passes', 'catch-up % main', 'worker %', 'scan ev/s', 'pass pushes', 'resynced', 'resync p50 ms', 'resync p99 ms', 'resync max ms',
+  'variant', 'N slow', 'mode', 'stalls', 'passes', 'catch-up % main', 'worker %', 'scan ev/s', 'pass pushes', 'resynced', 'caught up by reconnect', 'resync p50 ms', 'resync p99 ms', 'resync max ms',
   'ELU %', 'RSS base MiB', 'RSS peak MiB', 'heap B/watcher', 'RSS B/watcher', 'heap B/slow @end',
 ];
 
 export function kepCatchupCells(r: KepRow): Cell[] {
   return [
     r.variant, r.slow, r.modeLabel, r.stalls, r.passes, r.catchupShare * 100, r.workerShare * 100, r.scanRatePerS, r.passPushes,
-    `${r.resync.resynced}/${r.resync.slow}`, r.resync.p50Ms, r.resync.p99Ms, r.resync.maxMs,
+    `${r.resync.resynced}/${r.resync.slow}`, r.resync.caughtUpAfterReconnect, r.resync.p50Ms, r.resync.p99Ms, r.resync.maxMs,
     r.elu * 100, r.memory.rssBaseMiB, r.memory.rssPeakMiB, r.memory.heapPerWatcherB, r.memory.rssPerWatcherB, r.memory.heapPerSlowWatcherEndB,
   ];
 }
@@ -97,6 +98,7 @@ export function sections(report: BenchReport): [string, string][] {
   const add = (title: string, headers: string[], rows: Cell[][]): void => {
     if (rows.length > 0) out.push([title, renderTable(headers, rows)]);
   };
+  add('Verdict: which mode wins each KEP measurement in this run (lower latency/time, more resynced)', VERDICT_HEADERS, verdicts(report).map(verdictCells));
   add('KEP benchmark: healthy watcher next to N slow watchers (write -> receipt latency, closes, encodings)', KEP_HEADERS, report.kep.map(kepCells));
   add('KEP benchmark: catch-up, resync and memory', KEP_CATCHUP_HEADERS, report.kep.map(kepCatchupCells));
   add(CATCHUP_TITLE, CATCHUP_HEADERS, report.catchup.map(catchupCells));

@@ -15,6 +15,7 @@ import type { BenchReport, CatchupRow, KepRow } from '../../native-bench/lib/typ
 import { renderHtml } from '../../native-bench/report/html.js';
 import { computeRatios } from '../../native-bench/report/ratios.js';
 import { sections } from '../../native-bench/report/tables.js';
+import { verdicts } from '../../native-bench/report/verdict.js';
 
 /** Every number anywhere in `value` is finite; returns how many numbers it saw. */
 function assertFiniteNumbers(value: unknown, path = 'row'): number {
@@ -91,6 +92,20 @@ test('report: JSON, ratios, tables and HTML from KEP rows', () => {
   assertFiniteNumbers(parsed.catchup);
   assert.ok(sections(report).length >= 3);
   assert.ok(sections(report).some(([title]) => title.startsWith('Catch-up')), 'the catch-up table is in the report');
+  // The verdict opens the report: one row per KEP measurement and condition, with a winner from this run.
+  assert.match(sections(report)[0]![0], /^Verdict/);
+  const v = verdicts(report);
+  const latency = v.find((x) => x.measurement.startsWith('1.') && x.condition === '20 stalled');
+  assert.ok(latency !== undefined, 'measurement 1 at N = 20');
+  const best = Math.min(...rows.map((r) => r.latencyStall.p99Us));
+  const winner = rows.find((r) => r.latencyStall.p99Us === best)!.mode;
+  assert.ok(latency.winner.split(' = ').includes(winner), `the winner is the lowest p99 (${winner}), got ${latency.winner}`);
+  assert.ok(v.some((x) => x.measurement.startsWith('2.')));
+  assert.ok(v.some((x) => x.measurement.startsWith('3. catch-up')), 'the catch-up suite has its measurement 3 row');
+  const resync = v.find((x) => x.measurement.startsWith('3. time') && x.condition === '20 stalled');
+  assert.match(resync?.figures.off ?? '', /^none/, 'off resyncs nobody: a reconnect is not a resync');
+  const page = renderHtml(report);
+  assert.ok(page.indexOf('<h2>Verdict') > 0 && page.indexOf('<h2>Verdict') < page.indexOf('<div class="plots">'), 'the HTML opens with the verdict, before the plots');
   const html = renderHtml(report);
   assert.match(html, /^<!doctype html>/);
   assert.match(html, /<svg /);
