@@ -32,7 +32,7 @@ const NOTES = [
   'off-mode clients reconnect at once from their last RV after a force-close (client-go behaviour) and re-list after a 410, so off mode shows the force-close/reconnect loop the KEP describes.',
   'deliveries/s out = events taken out of channels + left in channels (+ a full channel per force-closed watch), over the run time.',
   '"heap B/slow @end" is the heap growth from before the slow watchers to the end of the run, per slow watcher, after a full GC: it includes the history\'s own growth (compare with N = 0).',
-  'The throughput split times the cache\'s private history/state/dispatcher methods by wrapping them on the instance (lib/engine-probe.ts); a public timing hook in the engine would make that unnecessary.',
+  'The throughput split comes from the engine\'s own per-event phase timings (the watchcache:event diagnostics channel, docs/observability.md), published only while the bench subscribes.',
   'Floor ratios use the floor task\'s median; the machine is a shared 2-vCPU VM, so compare ratios from one run rather than absolute values across runs (see the load average).',
 ];
 

@@ -100,6 +100,7 @@ export async function runKepOnce(c: KepConfig): Promise<KepRow> {
   const elu = performance.eventLoopUtilization(elu0).utilization;
   sampler.stop();
   const passes = probe.totals();
+  probe.close();
   const eventsWritten = writer.written - written0;
   const jsonEncodings = (await counter(cache, 'apiserver_watch_cache_event_encodings_total', { format: 'json' })) - enc0;
   const msgpackEncodings = (await counter(cache, 'apiserver_watch_cache_event_encodings_total', { format: 'msgpack' })) - mp0;

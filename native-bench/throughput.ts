@@ -102,6 +102,7 @@ export async function runThroughputOnce(c: ThroughputConfig): Promise<Throughput
   const wallMs = performance.now() - t0;
   const elu = performance.eventLoopUtilization(elu0);
   const p = probe.totals();
+  probe.close();
   const pushes = consumers.reduce((a, x) => a + x.received, 0) - received0;
   const stalls = (await cache.metrics.value('apiserver_watch_cache_watcher_stalls_total')) - stalls0;
   const forceCloses = (await cache.metrics.value('apiserver_terminated_watchers_total', { reason: 'unresponsive' })) - closes0;

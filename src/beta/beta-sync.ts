@@ -28,14 +28,17 @@ import { eventTypeCode, HistoryRing } from '../ring/history-ring.js';
 import { hash32, hashOptional } from '../ring/hash32.js';
 import { WriterOwner } from '../ring/spsc-channel.js';
 import { Delivery } from '../selection/selection.js';
+import { UnsyncedSet } from '../sync/unsynced-set.js';
+import { channels } from '../observe/channels.js';
+import { Offer, offer } from '../watch/offer.js';
 import type { PassOptions } from '../sync/pass-options.js';
 import type { StallHooks } from '../sync/stall-policy.js';
 import type { Watcher } from '../watch/watcher.js';
-import { msgpack, type WatchEvent } from '../wire/watch-event.js';
+import { msgpack } from '../wire/watch-event.js';
 import { ControlBlock } from './control-block.js';
 import { SharedWatcherChannel, VARIANT_BOOKMARK } from './shared-watcher-channel.js';
 import type { AdoptRequest, MainToWorker, WorkerToMain } from './sync-messages.js';
-import type { RingSelectionData } from './worker-pass-host.js';
+import type { RingSelectionData, WorkerPassHost } from './worker-pass-host.js';
 import { SyncWorkerEndpoint } from './sync-worker-endpoint.js';
 
 /** Where the sync worker runs: a worker thread (production) or in-process on the engine's clock (simulation). */
@@ -56,6 +59,8 @@ export interface BetaSyncInit {
   lastDispatchedRV: () => number;
   /** For logs. */
   resourceName: string;
+  /** The cache (the observer channels' `cache`); default this object. */
+  source?: object;
 }
 
 /** Worker-side accounting the main thread receives once per pass. */
@@ -70,11 +75,12 @@ export interface BetaWorkerStats {
 
 export class BetaSync implements FullChannelPolicy {
   /** Watchers the sync worker owns (main thread's view). */
-  readonly unsynced = new Map<number, Watcher>();
+  readonly unsynced: UnsyncedSet<Watcher>;
   readonly workerStats: BetaWorkerStats = { passes: 0, pushes: 0, scanned: 0, decodes: 0, workMs: 0 };
   private readonly history: EventHistory;
   private readonly metrics: CacheMetrics;
   private readonly hooks: StallHooks;
+  private readonly source: object;
   private readonly indexers: Record<string, IndexerFunc>;
   private readonly indexerFields: string[];
   private readonly lastDispatched: () => number;
@@ -101,6 +107,8 @@ export class BetaSync implements FullChannelPolicy {
     this.resourceName = init.resourceName;
     this.metrics = init.metrics;
     this.hooks = init.hooks;
+    this.source = init.source ?? this;
+    this.unsynced = new UnsyncedSet(init.metrics, this.source);
     this.indexers = init.indexers;
     this.indexerFields = Object.keys(init.indexers);
     this.lastDispatched = init.lastDispatchedRV;
@@ -152,12 +160,11 @@ export class BetaSync implements FullChannelPolicy {
     this.startWorker();
     for (const w of [...this.unsynced.values()]) {
       const channel = w.queue as SharedWatcherChannel;
-      let position = this.positionOf(w);
+      w.cursor.raiseTo(w.receivedRV);
       const ref = channel.spsc.lastPushedRef();
       if (ref >= 0 && (channel.spsc.lastPushedVariant as number) !== VARIANT_BOOKMARK && ref >= this.history.startIndex && ref < this.history.endIndex) {
-        position = Math.max(position, this.history.at(ref).rv);
+        w.cursor.raiseTo(this.history.at(ref).rv); // pushed, but the dead worker may not have recorded it
       }
-      w.position = position;
       channel.spsc.handOff(WriterOwner.SYNC_WORKER, WriterOwner.MAIN);
       this.adopt(w);
       // The dead worker's last "pushed" notice may be lost: wake every consumer it may have fed.
@@ -166,12 +173,17 @@ export class BetaSync implements FullChannelPolicy {
   }
 
   /**
-   * How far a watcher the worker serves has really got: the furthest of the
-   * main thread's position, what the worker recorded in the shared cell, and
-   * what the consumer already took.
+   * How far a watcher the worker serves has really got: its cursor is the
+   * shared cell the worker writes, and the consumer may already have taken
+   * an event the worker pushed just before it recorded it.
    */
   positionOf(w: Watcher): number {
-    return Math.max(w.position, (w.queue as SharedWatcherChannel).positionCell[0]!, w.receivedRV);
+    return Math.max(w.position, w.receivedRV);
+  }
+
+  /** The in-process sync worker's pass host (placement 'in-process': the simulator models its cost). */
+  get inProcessHost(): WorkerPassHost | undefined {
+    return this.inProcess?.host;
   }
 
   /** Test hook: kill the worker thread as a crash would. */
@@ -180,7 +192,7 @@ export class BetaSync implements FullChannelPolicy {
   }
 
   /** A channel for a new beta watcher: shared memory, so the worker can write it while it is unsynced. */
-  channelFor(capacity: number, remoteState?: SharedArrayBuffer): SharedWatcherChannel {
+  sharedChannel(capacity: number, remoteState?: SharedArrayBuffer): SharedWatcherChannel {
     return new SharedWatcherChannel(capacity, this.history, remoteState);
   }
 
@@ -253,11 +265,8 @@ export class BetaSync implements FullChannelPolicy {
   reset(listRV: number, keep: readonly Watcher[], end: readonly Watcher[]): void {
     this.flushAdopts();
     this.post({ op: 'reset' });
-    for (const w of this.unsynced.values()) {
-      w.position = this.positionOf(w); // what the worker reached
-    }
+    for (const w of this.unsynced) w.cursor.raiseTo(w.receivedRV); // what the worker reached
     this.unsynced.clear();
-    this.metrics.stalledWatchers.set(0);
     if (!this.desynced && listRV >= this.ring.lastRV) this.ring.clear(listRV);
     this.publishControl();
     for (const w of keep) this.readopt.add(w);
@@ -272,12 +281,11 @@ export class BetaSync implements FullChannelPolicy {
 
   // ---- FullChannelPolicy (live path) ----
 
-  onFull(watcher: Watcher, _delivered: WatchEvent, event: WatchCacheEvent): void {
+  onFull(watcher: Watcher, event: WatchCacheEvent): void {
     // Invariant 1 (position): a failed push of X leaves the position at X - 1 at most (never lower);
     // X is in the history and in the ring, so the worker re-offers it.
-    if (event.rv - 1 > watcher.position) watcher.position = event.rv - 1;
-    this.metrics.stalls.inc();
-    this.adopt(watcher);
+    watcher.cursor.missed(event.rv);
+    this.adopt(watcher, true);
   }
 
   afterEvent(): boolean {
@@ -287,7 +295,7 @@ export class BetaSync implements FullChannelPolicy {
   onRoom(): void {}
 
   onEnded(watcher: Watcher): void {
-    if (this.unsynced.delete(watcher.id)) this.metrics.stalledWatchers.set(this.unsynced.size);
+    this.unsynced.remove(watcher);
     if (this.pendingIntros.delete(watcher.id)) this.introduced.delete(watcher.id); // never posted: nothing to forget
     if (this.introduced.delete(watcher.id)) {
       this.flushAdopts(); // keep the order: adopt before forget
@@ -307,29 +315,28 @@ export class BetaSync implements FullChannelPolicy {
     this.worker = undefined; // its exit is expected now
     if (worker !== undefined) void worker.terminate();
     this.unsynced.clear();
-    this.metrics.stalledWatchers.set(0);
   }
 
   /**
    * Hand `watcher` to the sync worker at its position: a stall, or (one resync
    * path) a watch that starts at an old RV.
    */
-  adopt(watcher: Watcher): void {
+  adopt(watcher: Watcher, stall = false): void {
+    const timed = channels.catchUpMain.hasSubscribers; // timed only while someone listens
+    const t0 = timed ? performance.now() : 0;
+    this.adoptNow(watcher, stall);
+    if (timed) channels.catchUpMain.publish({ cache: this.source, step: 'adopt', durationMs: performance.now() - t0 });
+  }
+
+  private adoptNow(watcher: Watcher, stall: boolean): void {
     if (this.closed || !watcher.accepting) return;
     if (this.desynced) {
       this.hooks.expire(watcher, this.history.oldestServableRV() ?? watcher.position + 1);
       return;
     }
     const channel = watcher.queue as SharedWatcherChannel;
-    if (!watcher.unsynced) {
-      watcher.unsynced = true;
-      watcher.newUnsynced = true;
-      watcher.passPushes = 0;
-      this.hooks.unsynced(watcher); // separate sets: out of the live index
-    }
-    this.unsynced.set(watcher.id, watcher);
-    this.metrics.stalledWatchers.set(this.unsynced.size);
-    channel.positionCell[0] = watcher.position;
+    // The cursor is the shared cell: the worker reads the position from it.
+    if (stall ? this.unsynced.stall(watcher) : this.unsynced.enter(watcher)) this.hooks.unsynced(watcher); // separate sets: out of the live index
     // Single writer: the main thread stops pushing before the worker may start.
     channel.spsc.handOff(WriterOwner.MAIN, WriterOwner.SYNC_WORKER);
     // Normally introduced at registration; after a worker restart, or while its introduction still
@@ -385,9 +392,20 @@ export class BetaSync implements FullChannelPolicy {
   }
 
   private onWorkerMessage(msg: WorkerToMain): void {
+    const timed = channels.catchUpMain.hasSubscribers;
+    const t0 = timed ? performance.now() : 0;
+    this.handleWorkerMessage(msg);
+    if (timed) channels.catchUpMain.publish({ cache: this.source, step: 'worker-message', durationMs: performance.now() - t0 });
+  }
+
+  private handleWorkerMessage(msg: WorkerToMain): void {
     if (this.closed) return;
     switch (msg.op) {
       case 'pushed':
+        if (channels.pass.hasSubscribers) {
+          const b = this.workerStats;
+          channels.pass.publish({ cache: this.source, thread: 'worker', passes: msg.passes - b.passes, durationMs: msg.workMs - b.workMs, scanned: msg.scanned - b.scanned, pushes: msg.pushes - b.pushes, cohorts: 0, resynced: 0, expired: 0 });
+        }
         this.workerStats.passes = msg.passes;
         this.workerStats.workMs = msg.workMs;
         this.workerStats.pushes = msg.pushes;
@@ -403,16 +421,15 @@ export class BetaSync implements FullChannelPolicy {
       case 'expire': {
         const w = this.unsynced.get(msg.id);
         if (w === undefined) return;
-        this.unsynced.delete(msg.id);
-        this.metrics.stalledWatchers.set(this.unsynced.size);
-        w.position = Math.max(w.position, msg.position);
+        this.unsynced.remove(w);
+        w.cursor.raiseTo(msg.position);
         w.notify();
         this.hooks.expire(w, msg.oldest);
         break;
       }
       case 'reset-done':
         for (const [w, oldest] of this.expireAfterReset) {
-          w.position = this.positionOf(w);
+          w.cursor.raiseTo(w.receivedRV);
           w.notify();
           this.hooks.expire(w, oldest);
         }
@@ -476,10 +493,9 @@ export class BetaSync implements FullChannelPolicy {
   private handBack(id: number, position: number, passPushes: number): void {
     const w = this.unsynced.get(id);
     if (w === undefined) return;
-    this.unsynced.delete(id);
-    this.metrics.stalledWatchers.set(this.unsynced.size);
-    if (position > w.position) w.position = position;
-    w.passPushes = passPushes;
+    this.unsynced.remove(w);
+    w.cursor.raiseTo(position);
+    w.cursor.setPassPushes(passPushes);
     w.notify();
     if (!w.accepting) return;
     if (this.history.isTooOld(w.position)) {
@@ -487,27 +503,25 @@ export class BetaSync implements FullChannelPolicy {
       return;
     }
     const h = this.history;
+    const last = this.lastDispatched();
     for (let i = h.indexAfter(w.position); i < h.endIndex; i++) {
       const ev = h.at(i);
-      if (ev.rv > this.lastDispatched()) break;
-      const d = w.selection.classify(ev);
-      if (d === Delivery.None) continue;
-      if (!w.push(ev.deliver(d))) {
-        if (ev.rv - 1 > w.position) w.position = ev.rv - 1;
+      if (ev.rv > last) break;
+      const r = offer(w, ev);
+      if (r === Offer.Full) {
+        w.cursor.missed(ev.rv);
         this.adopt(w); // still behind: back to the worker (the same unsynced episode)
         return;
       }
-      w.position = ev.rv;
-      w.passPushes++;
-      this.metrics.deferredEvents.inc();
+      if (r === Offer.Pushed) {
+        w.cursor.pushedByPass();
+        this.metrics.deferredEvents.inc();
+      }
     }
     // Resync at the last dispatched RV: the live path continues right after it, nothing to skip.
-    const last = this.lastDispatched();
-    if (last > w.position) w.position = last;
-    w.unsynced = false;
+    w.cursor.raiseTo(last);
+    this.unsynced.resync(w);
     this.hooks.resynced(w);
-    this.metrics.catchupRounds.inc();
-    this.metrics.catchupEvents.observe(w.passPushes);
   }
 }
 

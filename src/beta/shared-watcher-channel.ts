@@ -19,6 +19,7 @@ import { SpscChannel, POP_CLOSED, POP_EMPTY, Terminal, WriterOwner, type Variant
 import type { EventHistory } from '../history/event-history.js';
 import { OVERWRITTEN, type WatcherChannel } from '../watch/watcher-channel.js';
 import type { WatchEvent } from '../wire/watch-event.js';
+import { CELL_SLOTS } from '../sync/sync-cursor.js';
 
 /** Channel variant codes: the ring's three (as is, ADDED, DELETED) plus our BOOKMARK. */
 export const VARIANT_AS_IS = 0;
@@ -41,7 +42,7 @@ export class SharedWatcherChannel implements WatcherChannel {
   /** Called (once) when a remote consumer has stopped: the server side unregisters the watch. */
   onRemoteCancel: (() => void) | undefined;
   /** The watcher's position while the worker serves it (written by the worker; survives a worker crash). */
-  readonly positionCell = new Float64Array(new SharedArrayBuffer(8));
+  readonly positionCell = new Float64Array(new SharedArrayBuffer(8 * CELL_SLOTS));
   private readonly history: EventHistory;
   private readonly bookmarks: WatchEvent[] = [];
 
@@ -56,6 +57,10 @@ export class SharedWatcherChannel implements WatcherChannel {
    * it) with END, or EXPIRED and the 410's numbers; otherwise raise the ENDED
    * flag in the shared state and wake the consumer.
    */
+  get remote(): boolean {
+    return this.remoteState !== undefined;
+  }
+
   endRemote(expired?: { position: number; oldestMinus1: number }): void {
     const state = this.remoteState;
     if (state === undefined) return;

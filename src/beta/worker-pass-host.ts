@@ -26,6 +26,7 @@ import { Delivery, Selection } from '../selection/selection.js';
 import type { PassOptions } from '../sync/pass-options.js';
 import { PassScheduler } from '../sync/pass-scheduler.js';
 import { Offer, SyncPass, type PassCursor, type PassHost, type PassMember, type PassStats } from '../sync/sync-pass.js';
+import { SyncCursor } from '../sync/sync-cursor.js';
 import { ControlBlock, type ControlSnapshot } from './control-block.js';
 import type { SelectionSpec, WorkerToMain } from './sync-messages.js';
 import { VARIANT_ADDED, VARIANT_AS_IS, VARIANT_DELETED } from './shared-watcher-channel.js';
@@ -60,12 +61,11 @@ export class WorkerMember implements PassMember {
   readonly id: number;
   readonly channel: SpscChannel;
   readonly selection: Selection;
-  /** Shared with the main thread: if this worker dies, the position survives it (no duplicate, no gap). */
-  private readonly cell: Float64Array;
-  unsynced = true;
-  passPushes = 0;
-  newUnsynced = true;
-  drainedSinceService = false;
+  /**
+   * Over the watcher's shared cell: the position survives this worker if it dies (no duplicate,
+   * no gap), and the consumer's drained flag reaches the candidate order (KEP key 2).
+   */
+  readonly cursor: SyncCursor;
   reachedLive: boolean;
   removed = false;
 
@@ -78,11 +78,12 @@ export class WorkerMember implements PassMember {
     this.id = id;
     this.channel = known.channel;
     this.selection = known.selection;
-    this.cell = known.cell;
+    this.cursor = new SyncCursor(known.cell);
     this.nsHash = known.nsHash;
     this.nameHash = known.nameHash;
     this.triggerHash = known.triggerHash;
-    this.cell[0] = position;
+    this.cursor.startAt(position);
+    this.cursor.markUnsynced();
     this.reachedLive = reachedLive;
   }
 
@@ -98,10 +99,7 @@ export class WorkerMember implements PassMember {
     return true;
   }
   get position(): number {
-    return this.cell[0]!;
-  }
-  set position(rv: number) {
-    this.cell[0] = rv;
+    return this.cursor.position;
   }
   get capacity(): number {
     return this.channel.capacity;
@@ -176,7 +174,8 @@ export interface KnownWatcher {
 export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
   readonly members = new Map<number, WorkerMember>();
   readonly scheduler: PassScheduler;
-  private readonly pass: SyncPass<RingEventRef, WorkerMember>;
+  /** The worker's pass (public for the simulator's cost model, which interposes on it in-process). */
+  readonly pass: SyncPass<RingEventRef, WorkerMember>;
   private readonly reader: HistoryRingReader;
   private readonly control: ControlBlock;
   private readonly snap: ControlSnapshot = { lastDispatchedRV: 0, oldestServableRV: undefined };
@@ -373,7 +372,7 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
 
   private handBack(m: WorkerMember): void {
     this.release(m);
-    this.send({ op: 'handback', id: m.id, position: m.position, passPushes: m.passPushes });
+    this.send({ op: 'handback', id: m.id, position: m.position, passPushes: m.cursor.passPushes });
   }
 
   /** Give the channel back to the main thread (it is the only writer from now on). */

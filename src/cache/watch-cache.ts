@@ -22,27 +22,25 @@ import {
   ServiceUnavailableError,
   TooLargeResourceVersionError,
   TooManyRequestsError,
-  makeStatus,
   toWatchCacheError,
   type WatchCacheError,
 } from '../core/errors.js';
 import { DEFAULT_RESOURCE, apiVersionOf, objectKey, type IndexerFunc, type KubeObject, type ResourceInfo, type Store, type StoreEvent } from '../core/types.js';
 import { BookmarkScheduler, bookmarkEvent } from '../dispatch/bookmark-scheduler.js';
-import { DispatchBudget } from '../dispatch/dispatch-budget.js';
 import { Dispatcher } from '../dispatch/dispatcher.js';
-import { ForceClosePolicy } from '../dispatch/force-close-policy.js';
-import type { FullChannelPolicy } from '../dispatch/full-channel-policy.js';
 import { WatcherIndex } from '../dispatch/watcher-index.js';
 import { EventHistory, type HistoryBounds } from '../history/event-history.js';
 import { WatchCacheEvent } from '../history/watch-cache-event.js';
 import { CacheMetrics } from '../metrics/cache-metrics.js';
 import { Selection } from '../selection/selection.js';
 import { resolvePassOptions } from '../sync/pass-options.js';
-import { StallPolicy, type StallHooks } from '../sync/stall-policy.js';
+import { StallPolicy } from '../sync/stall-policy.js';
 import { BetaSync } from '../beta/beta-sync.js';
-import { SharedWatcherChannel } from '../beta/shared-watcher-channel.js';
+import type { SharedWatcherChannel } from '../beta/shared-watcher-channel.js';
 import { newPortState, type WatchPortHandle } from '../beta/watch-port.js';
-import { HistorySource, SnapshotSource, type InitialSource } from '../watch/initial-source.js';
+import type { CatchUpStrategy } from '../modes/catch-up-strategy.js';
+import { createStrategy } from '../modes/strategies.js';
+import { SnapshotSource, type InitialSource } from '../watch/initial-source.js';
 import { Watcher, type EndReason, type WatcherOwner } from '../watch/watcher.js';
 import { WatchEvent, msgpack } from '../wire/watch-event.js';
 import { checkMode, checkPositive, suggestedChannelSize, type Mode, type WatchCacheOptions } from './cache-options.js';
@@ -51,6 +49,9 @@ import { Freshness } from './freshness.js';
 import { buildPage, type ListPage } from './list-page.js';
 import { ObjectState } from './object-state.js';
 import { Reflector } from './reflector.js';
+import { channels } from '../observe/channels.js';
+import { Delivery } from '../selection/selection.js';
+import { Expiry, errorEvent } from './expiry.js';
 import { validateListOptions, validateWatchOptions, type GetOptions, type ListOptions, type ValidatedWatch, type WatchOptions } from './request-options.js';
 
 export interface ListResult {
@@ -74,9 +75,9 @@ export class WatchCache implements WatcherOwner {
   private readonly history: EventHistory;
   private readonly state = new ObjectState();
   private readonly index: WatcherIndex;
-  private readonly policy: FullChannelPolicy;
-  private readonly stall: StallPolicy | undefined;
-  private readonly beta: BetaSync | undefined;
+  /** Everything that differs between the modes (src/modes/), chosen once here. */
+  private readonly strategy: CatchUpStrategy;
+  private readonly expiry: Expiry;
   private readonly dispatcher: Dispatcher;
   private readonly bookmarks: BookmarkScheduler;
   private readonly freshness: Freshness;
@@ -110,45 +111,29 @@ export class WatchCache implements WatcherOwner {
     this.history.onResize = (c) => this.metrics.capacity.set(c);
     this.metrics.capacity.set(this.history.capacity);
     this.index = new WatcherIndex(this.triggerField !== undefined);
-    if (this.mode === 'off') {
-      this.stall = undefined;
-      this.beta = undefined;
-      this.policy = new ForceClosePolicy(this.clock, new DispatchBudget(this.clock, options.dispatchBudget), this.metrics);
-    } else {
-      const beta = this.mode === 'beta';
-      const hooks: StallHooks = {
-        expire: (w, oldest) => this.expire(w, w.position, oldest - 1),
-        // Beta keeps the synced and unsynced sets apart: live dispatch never walks an unsynced watcher.
-        unsynced: (w) => beta && this.index.remove(w),
-        resynced: (w) => beta && w.accepting && this.index.add(w),
-        // Beta resyncs at the last dispatched RV; alpha at the end of the history.
-        resyncPoint: () => (beta ? this.dispatcher.lastDispatchedRV : this.rv),
-      };
-      if (beta) {
-        this.stall = undefined;
-        const placement = options.syncWorker ?? (this.clock === realClock ? 'thread' : 'in-process');
-        if (placement !== 'thread' && placement !== 'in-process') throw new BadRequestError(`syncWorker must be thread or in-process, got ${String(placement)}`);
-        this.beta = new BetaSync({
-          clock: this.clock,
-          placement,
-          pass: passOptions,
-          history: this.history,
-          metrics: this.metrics,
-          hooks,
-          indexers: this.indexers,
-          triggerField: this.triggerField,
-          lastDispatchedRV: () => this.dispatcher.lastDispatchedRV,
-          resourceName: this.resource.resource,
-        });
-        this.policy = this.beta;
-      } else {
-        this.beta = undefined;
-        this.stall = new StallPolicy(this.clock, passOptions, this.history, this.metrics, hooks);
-        this.policy = this.stall;
-      }
-    }
-    this.dispatcher = new Dispatcher(this.index, this.policy, this.metrics);
+    this.expiry = new Expiry(this.metrics, (w) => {
+      this.index.remove(w);
+      this.strategy.onEnded(w);
+    }, this);
     this.bookmarks = new BookmarkScheduler(this.clock, checkPositive('bookmarkFrequencyMs', options.bookmarkFrequencyMs, 60_000), this.resource, () => this.dispatcher.lastDispatchedRV);
+    this.strategy = createStrategy(this.mode, {
+      clock: this.clock,
+      history: this.history,
+      metrics: this.metrics,
+      index: this.index,
+      bookmarks: this.bookmarks,
+      expiry: this.expiry,
+      options,
+      pass: passOptions,
+      indexers: this.indexers,
+      triggerField: this.triggerField,
+      resourceName: this.resource.resource,
+      source: this,
+      lastDispatchedRV: () => this.dispatcher.lastDispatchedRV,
+      cacheRV: () => this.rv,
+      register: (w, position, initial) => this.register(w, position, initial),
+    });
+    this.dispatcher = new Dispatcher(this.index, this.strategy, this.metrics);
     this.freshness = new Freshness(
       this.clock,
       this.blockTimeoutMs,
@@ -201,7 +186,7 @@ export class WatchCache implements WatcherOwner {
     this.phase = 'stopped';
     this.reflector.stop();
     this.bookmarks.stop();
-    this.policy.close();
+    this.strategy.close();
     this.freshness.stop();
     for (const w of [...this.watchers]) w.stop('cache-stopped');
   }
@@ -214,14 +199,26 @@ export class WatchCache implements WatcherOwner {
     const prev = this.state.get(meta.namespace ?? '', meta.name ?? '') ?? event.prevObject;
     const object = this.normalize(event.type === 'DELETED' ? (event.object ?? prev) : event.object);
     const wce = new WatchCacheEvent(event.type, object, prev === undefined ? undefined : this.normalize(prev), event.resourceVersion, this.clock.now(), this.trigger()); // step 2
+    // Timed per phase only while someone subscribes to `watchcache:event`.
+    const timed = channels.event.hasSubscribers;
+    const t0 = timed ? performance.now() : 0;
     this.history.append(wce); // step 3: appended before it is dispatched (invariant 1)
-    // Beta: mirrored into the shared ring, encoded once; the previous object travels as the frame
-    // that carried it before (no second encoding).
-    const frame = this.beta?.appended(wce, this.beta === undefined || prev === undefined ? undefined : this.state.frameOf(wce.namespace, wce.name, (o) => this.beta!.encodeFrame(o)));
+    const t1 = timed ? performance.now() : 0;
+    // The mode's mirror (beta: the shared ring), before the event is applied and dispatched.
+    const frame = this.strategy.mirror(wce, prev === undefined ? undefined : (encode) => this.state.frameOf(wce.namespace, wce.name, encode));
+    const t2 = timed ? performance.now() : 0;
     this.state.apply(wce, frame); // step 4
     this.rv = wce.rv;
     this.freshness.advanced(this.rv);
+    let t3 = 0;
+    let t4 = 0;
+    if (timed) {
+      t3 = performance.now();
+      wce.deliver(Delivery.AsIs).jsonLine(this.metrics); // made once here, as encode-once would on first use
+      t4 = performance.now();
+    }
     this.dispatcher.dispatch(wce); // step 5
+    if (timed) channels.event.publish({ cache: this, rv: wce.rv, appendMs: t1 - t0 + (t3 - t2), ringMs: t2 - t1, encodeMs: t4 - t3, fanoutMs: performance.now() - t4 });
   }
 
   private progress(rv: number): void {
@@ -247,28 +244,17 @@ export class WatchCache implements WatcherOwner {
       // serves it from there. Anyone else could miss changes hidden in the new list.
       // (A history replay in progress continues from its copied batch; if the reset overtakes it,
       // initialOvertaken gives it its 410 at the RV it reached.)
-      if (continuous && (!w.unsynced || this.positionOf(w) >= listRV)) survivors.push(w);
+      if (continuous && (!w.unsynced || this.strategy.positionOf(w) >= listRV)) survivors.push(w);
       else ended.push(w);
     }
-    // Beta: the sync worker may be mid-pass on its watchers; it hands them back first, then the
-    // ones that cannot continue get their 410 (at the position the worker had reached).
-    const workerOwned = this.beta === undefined ? [] : ended.filter((w) => w.unsynced);
-    this.beta?.reset(listRV, survivors.filter((w) => w.unsynced), workerOwned);
+    const endedLater = this.strategy.relistStarting(listRV, survivors, ended);
     this.state.replace(items.map((o) => this.normalize(o)));
     this.rv = Math.max(this.rv, listRV);
     this.dispatcher.reset(this.rv);
-    for (const w of ended) {
-      if (workerOwned.includes(w)) continue;
-      if (this.mode === 'off') w.stop('relist');
-      else this.expire(w, w.replayingHistory ? w.receivedRV : this.positionOf(w), listRV);
-    }
+    for (const w of ended) if (!endedLater.has(w)) this.strategy.endAtRelist(w, listRV);
     this.freshness.advanced(this.rv);
   }
 
-  /** A watcher's position, including what the beta sync worker advanced it to. */
-  private positionOf(w: Watcher): number {
-    return w.unsynced && this.beta !== undefined ? this.beta.positionOf(w) : w.position;
-  }
 
 
 
@@ -296,14 +282,15 @@ export class WatchCache implements WatcherOwner {
    * the cache has (a consistent '' start cannot be fixed synchronously).
    */
   watchPort(options: WatchOptions = {}): WatchPortHandle {
-    if (this.beta === undefined) throw new BadRequestError(`watchPort needs mode beta (this cache runs ${this.mode})`);
+    const ring = this.strategy.ringHandle;
+    if (ring === undefined) throw new BadRequestError(`watchPort needs mode beta (this cache runs ${this.mode})`);
     const v = validateWatchOptions(options);
     if (v.rv === '') throw new BadRequestError('watchPort: resourceVersion "" (a consistent start) cannot be fixed synchronously; use "0" or an RV');
     if (options.signal !== undefined) throw new BadRequestError('watchPort: an AbortSignal cannot cross threads; call stop() on the opened watch');
     if (v.sendInitialEvents === true && v.rv > this.rv) throw new BadRequestError(`watchPort: sendInitialEvents at RV ${v.rv}, ahead of the cache (${this.rv})`);
     const state = newPortState();
     const w = this.startWatch(options, v, state);
-    const channel = w.queue as SharedWatcherChannel;
+    const channel = w.queue as SharedWatcherChannel; // beta's channel: the strategy made it
     channel.onRemoteCancel = () => w.stop('client');
     let initial: SharedArrayBuffer | null = null;
     const pending = this.remoteInitial.get(w);
@@ -314,7 +301,7 @@ export class WatchCache implements WatcherOwner {
       new Uint8Array(initial).set(bytes);
     }
     if (w.state === 'draining') channel.endRemote(); // (defensive: a start that already failed)
-    return { kind: 'watchcache.watch-port', version: 1, channel: channel.spsc.handle, ring: this.beta.ringHandle, state, initial, resource: this.resource };
+    return { kind: 'watchcache.watch-port', version: 1, channel: channel.spsc.handle, ring, state, initial, resource: this.resource };
   }
 
   /** Initial events of remote watches, taken by watchPort right after registration. */
@@ -326,11 +313,11 @@ export class WatchCache implements WatcherOwner {
     if (this.phase === 'new') throw new ServiceUnavailableError('watch cache is not started: call start() first', 1);
     const usesTrigger = selection.triggerValue !== undefined;
     const capacity = v.channelCapacity ?? this.channelCapacity ?? suggestedChannelSize(this.history.capacity, this.history.eventFreshDurationMs, this.triggerField !== undefined, usesTrigger);
-    const channel = this.beta?.channelFor(capacity, remoteState);
-    const w = new Watcher({ id: this.nextWatcherId++, selection, capacity, allowBookmarks: v.allowBookmarks, owner: this, ...(channel === undefined ? {} : { channel }) });
+    const spec = this.strategy.channelFor(capacity, remoteState);
+    const w = new Watcher({ id: this.nextWatcherId++, selection, capacity, allowBookmarks: v.allowBookmarks, owner: this, ...(spec ?? {}) });
     this.watchers.add(w);
     this.metrics.registeredWatchers.set(this.watchers.size);
-    this.beta?.introduce(w);
+    this.strategy.registered(w);
     if (v.timeoutMs !== Infinity) {
       w.deadline = this.clock.now() + v.timeoutMs;
       this.timeouts.set(w, this.clock.setTimeout(() => w.stop('timeout'), v.timeoutMs));
@@ -386,7 +373,7 @@ export class WatchCache implements WatcherOwner {
       if (obj !== undefined && sel.matches(obj)) events.push(this.state.addedEvent(key)!);
     }
     if (endBookmark) events.push(bookmarkEvent(this.resource, this.rv, { 'k8s.io/initial-events-end': 'true' }));
-    if (isRemote(w)) {
+    if (w.queue.remote === true) {
       this.remoteInitial.set(w, events); // encoded into the port handle
       this.register(w, this.rv, undefined);
       return;
@@ -403,18 +390,10 @@ export class WatchCache implements WatcherOwner {
     }
     if (this.history.isTooOld(rv)) {
       const oldest = this.history.oldestServableRV();
-      this.failStart(w, ResourceExpiredError.tooOld(rv, oldest === undefined ? this.rv : oldest - 1));
+      this.expiry.atStart(w, rv, oldest === undefined ? this.rv : oldest - 1);
       return;
     }
-    if (this.beta !== undefined) {
-      // Beta: one resync path. A watch from an old RV is an unsynced watcher at that position.
-      w.activate(rv, undefined);
-      this.beta.adopt(w);
-      this.bookmarks.schedule(w);
-      return;
-    }
-    w.receivedRV = rv; // it resumes from rv: what a 410 during its replay must name
-    this.register(w, this.rv, new HistorySource(this.history.intervalAfter(rv), w.selection));
+    this.strategy.startBehind(w, rv);
   }
 
   private register(w: Watcher, position: number, initial: InitialSource | undefined): void {
@@ -423,40 +402,20 @@ export class WatchCache implements WatcherOwner {
     this.bookmarks.schedule(w);
   }
 
-  /** A start that cannot be served: one ERROR event, then the end. */
+  /** A start that cannot be served (504 and friends; a 410 goes through the expiry path): one ERROR event, then the end. */
   private failStart(w: Watcher, err: WatchCacheError): void {
     if (w.state !== 'pending') return;
-    if (isRemote(w) && err instanceof ResourceExpiredError) {
-      const m = /\((\d+)\)$/.exec(err.message);
-      (w.queue as SharedWatcherChannel).endRemote({ position: w.startPosition, oldestMinus1: m === null ? 0 : Number(m[1]) });
-    }
     w.activate(0, undefined);
     w.drain('error', errorEvent(err));
-  }
-
-  /** Alpha/beta expiry: remove from dispatch, count, drain the backlog, then one 410. */
-  private expire(w: Watcher, position: number, oldestMinus1: number): void {
-    if (!w.accepting) return;
-    this.index.remove(w);
-    this.policy.onEnded(w);
-    this.metrics.terminated[w.reachedLive ? 'resource_expired' : 'resource_expired_initial'].inc();
-    if (isRemote(w)) {
-      // The consuming thread drains what is queued, then yields the 410.
-      (w.queue as SharedWatcherChannel).endRemote({ position, oldestMinus1 });
-      w.stop('expired');
-      return;
-    }
-    // The backlog is delivered first; the 410 then names the RV the client has reached
-    // (`position` when nothing was delivered: where it had to resume).
-    w.drain('expired', (received) => errorEvent(ResourceExpiredError.tooOld(received > 0 ? received : position, oldestMinus1)));
   }
 
   // ---- WatcherOwner ----
 
   watcherEnded(w: Watcher, reason: EndReason): void {
-    if (isRemote(w) && reason !== 'expired' && reason !== 'client') (w.queue as SharedWatcherChannel).endRemote();
+    if (w.queue.remote === true && reason !== 'expired' && reason !== 'client') w.queue.endRemote?.();
+    if (channels.watcherEnd.hasSubscribers) channels.watcherEnd.publish({ cache: this, watcherId: w.id, reason });
     this.index.remove(w);
-    this.policy.onEnded(w);
+    this.strategy.onEnded(w);
     const t = this.timeouts.get(w);
     if (t !== undefined) {
       this.clock.clearTimeout(t);
@@ -466,39 +425,19 @@ export class WatchCache implements WatcherOwner {
   }
 
   watcherHasRoom(w: Watcher): void {
-    this.policy.onRoom(w);
+    this.strategy.onRoom(w);
   }
 
   initialOvertaken(w: Watcher): void {
-    // Off mode: today's silent close. Alpha/beta: an honest 410, counted as resource_expired_initial;
-    // the backlog is dropped, since it follows the events the replay could not read.
-    if (this.mode === 'off') {
-      w.stop('expired');
-      return;
-    }
-    if (w.stopped) return;
-    if (w.accepting) {
-      // Counted once: a watcher a pass already expired (draining) is not counted again.
-      this.index.remove(w);
-      this.policy.onEnded(w);
-      this.metrics.terminated.resource_expired_initial.inc();
-    }
-    const oldest = this.history.oldestServableRV() ?? this.rv + 1;
-    w.abort('expired', errorEvent(ResourceExpiredError.tooOld(w.receivedRV, oldest - 1)));
+    this.strategy.initialOvertaken(w);
   }
 
   channelOverwritten(w: Watcher): void {
     // The event its channel references has left the history: an honest 410, never wrong data.
-    const oldest = this.history.oldestServableRV() ?? this.rv + 1;
-    if (w.stopped) return;
-    if (w.accepting) {
-      this.index.remove(w);
-      this.policy.onEnded(w);
-      this.metrics.terminated[w.reachedLive ? 'resource_expired' : 'resource_expired_initial'].inc();
-    }
     // Also while draining toward an expiry 410: the rest of the backlog follows a gap, so it is
     // dropped and the 410 comes now. The client resumes from what it received; that is what aged out.
-    w.abort('expired', errorEvent(ResourceExpiredError.tooOld(w.receivedRV, oldest - 1)));
+    const oldest = this.history.oldestServableRV() ?? this.rv + 1;
+    this.expiry.dropBacklog(w, oldest - 1, !w.reachedLive);
   }
 
   // ------------------------------------------------------------------ list / get
@@ -562,12 +501,12 @@ export class WatchCache implements WatcherOwner {
 
   /** Test and simulator hook: alpha's unsynced watchers and pass state (undefined in off and beta). */
   get stallPolicy(): StallPolicy | undefined {
-    return this.stall;
+    return this.strategy instanceof StallPolicy ? this.strategy : undefined;
   }
 
   /** Test and benchmark hook: beta's main-thread side of the sync worker (undefined in off and alpha). */
   get betaSync(): BetaSync | undefined {
-    return this.beta;
+    return this.strategy instanceof BetaSync ? this.strategy : undefined;
   }
 
   private checkRunning(): void {
@@ -639,16 +578,9 @@ export class WatchCache implements WatcherOwner {
   }
 }
 
-function isRemote(w: Watcher): boolean {
-  return w.queue instanceof SharedWatcherChannel && w.queue.remoteState !== undefined;
-}
-
 function splitKey(key: string): [string, string] {
   const i = key.indexOf('/');
   return [key.slice(0, i), key.slice(i + 1)];
 }
 
-/** An ERROR event carrying the error's Status. */
-export function errorEvent(err: WatchCacheError): WatchEvent {
-  return new WatchEvent('ERROR', makeStatus(err.code, err.reason, err.message, err.status.details) as unknown as KubeObject, 0);
-}
+export { errorEvent };

@@ -99,7 +99,7 @@ export class BookmarkScheduler {
             continue;
           }
           // An accepted bookmark advances the position; a full channel just misses it.
-          if (w.push(bookmark)) w.position = rv;
+          if (w.push(bookmark)) w.cursor.accepted(rv);
         }
         this.schedule(w);
       }

@@ -5,23 +5,20 @@
  *
  * 1. Route through the WatcherIndex (scope and trigger buckets).
  * 2. Skip watchers that are unsynced or not accepting.
- * 3. Skip events at or below the watcher's position (invariant 2).
- * 4. Classify through the watcher's registration-time selection (invariant 4).
- * 5. Non-blocking push of the shared form; success moves the position to the
- *    event's RV; failure goes to the mode's FullChannelPolicy.
+ * 3. offer() (src/watch/offer.ts): position check (invariant 2), selection
+ *    (invariant 4), non-blocking push of the shared form moving the position
+ *    (invariant 1); a full channel goes to the mode's FullChannelPolicy.
  * 6. Let the policy decide whether dispatch pauses (off mode only).
  *
  * While paused, later events and progress notifications queue in arrival
  * order and are dispatched on resume.
  */
-import { Delivery } from '../selection/selection.js';
 import type { WatchCacheEvent } from '../history/watch-cache-event.js';
 import type { CacheMetrics } from '../metrics/cache-metrics.js';
 import type { Watcher } from '../watch/watcher.js';
 import type { FullChannelPolicy } from './full-channel-policy.js';
 import type { WatcherIndex } from './watcher-index.js';
-import { FAULTS, fault } from '../testing/faults.js';
-import type { WatchEvent } from '../wire/watch-event.js';
+import { Offer, offer } from '../watch/offer.js';
 
 export class Dispatcher {
   /** The last RV the live path processed (events and store progress). */
@@ -89,49 +86,9 @@ export class Dispatcher {
     // Unsynced watchers are served by passes only; the live path offers them nothing.
     if (w.unsynced || !w.accepting) return;
     const event = this.current!;
-    // Invariant 2 (order and single delivery): never push an event at or below the position again.
-    if (event.rv <= w.position) {
-      if (event.rv > w.startPosition) this.metrics.skippedEvents.inc();
-      return;
-    }
-    // Invariant 4 (selection): the registration-time copy decides, exactly as a pass does.
-    const d = w.selection.classify(event);
-    if (d === Delivery.None) return;
-    const delivered = event.deliver(d);
-    if (FAULTS.active !== undefined && this.injectFault(w, d, delivered, event.rv)) return;
-    // Invariant 1 (position): a successful push moves the position to the event's RV.
-    if (w.push(delivered)) w.position = event.rv;
-    else this.policy.onFull(w, delivered, event);
-  }
-
-  private held: { w: Watcher; ev: WatchEvent } | undefined;
-
-  /** Test-only faults (src/testing/faults.ts); true when the fault consumed the offer. */
-  private injectFault(w: Watcher, d: Delivery, delivered: WatchEvent, rv: number): boolean {
-    if (this.held !== undefined && this.held.w === w) {
-      const held = this.held;
-      this.held = undefined;
-      if (w.push(delivered)) w.position = rv;
-      w.push(held.ev);
-      return true;
-    }
-    if ((d === Delivery.Added || d === Delivery.Deleted) && fault('skip-transition')) return true;
-    if (w.free >= 2 && fault('drop')) {
-      w.position = rv;
-      return true;
-    }
-    if (w.free >= 2 && fault('duplicate')) {
-      w.push(delivered);
-      w.push(delivered);
-      w.position = rv;
-      return true;
-    }
-    if (w.free >= 3 && fault('reorder')) {
-      this.held = { w, ev: delivered };
-      w.position = rv;
-      return true;
-    }
-    return false;
+    const r = offer(w, event);
+    if (r === Offer.Full) this.policy.onFull(w, event);
+    else if (r === Offer.AlreadyHas && event.rv > w.startPosition) this.metrics.skippedEvents.inc();
   }
 
   private resume(): void {

@@ -25,7 +25,7 @@
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { CacheMetrics } from '../metrics/cache-metrics.js';
 import type { WatchCacheEvent } from '../history/watch-cache-event.js';
-import type { WatchEvent } from '../wire/watch-event.js';
+import { Offer, offer } from '../watch/offer.js';
 import type { Watcher } from '../watch/watcher.js';
 import type { DispatchBudget } from './dispatch-budget.js';
 import type { FullChannelPolicy } from './full-channel-policy.js';
@@ -35,7 +35,7 @@ export class ForceClosePolicy implements FullChannelPolicy {
   private readonly budget: DispatchBudget;
   private readonly metrics: CacheMetrics;
   /** Watchers whose channel was full for the current event, with what they are owed. */
-  private readonly blocked = new Map<Watcher, { delivered: WatchEvent; rv: number }>();
+  private readonly blocked = new Map<Watcher, WatchCacheEvent>();
   private timer: TimerHandle | undefined;
   private taken = 0;
   private startedAt = 0;
@@ -52,8 +52,8 @@ export class ForceClosePolicy implements FullChannelPolicy {
     return this.blocked.size;
   }
 
-  onFull(watcher: Watcher, delivered: WatchEvent, event: WatchCacheEvent): void {
-    this.blocked.set(watcher, { delivered, rv: event.rv });
+  onFull(watcher: Watcher, event: WatchCacheEvent): void {
+    this.blocked.set(watcher, event);
   }
 
   afterEvent(resume: () => void): boolean {
@@ -72,8 +72,7 @@ export class ForceClosePolicy implements FullChannelPolicy {
   onRoom(watcher: Watcher): void {
     const owed = this.blocked.get(watcher);
     if (owed === undefined || this.resume === undefined) return;
-    if (!watcher.push(owed.delivered)) return;
-    watcher.position = owed.rv;
+    if (offer(watcher, owed) === Offer.Full) return;
     this.blocked.delete(watcher);
     if (this.blocked.size === 0) this.finish(true);
   }
@@ -103,10 +102,7 @@ export class ForceClosePolicy implements FullChannelPolicy {
     const still = [...this.blocked];
     this.blocked.clear();
     for (const [w, owed] of still) {
-      if (w.accepting && w.push(owed.delivered)) {
-        w.position = owed.rv;
-        continue;
-      }
+      if (w.accepting && offer(w, owed) !== Offer.Full) continue;
       if (w.accepting) {
         this.metrics.terminated.unresponsive.inc();
         w.stop('unresponsive');

@@ -5,12 +5,11 @@
  *  - `alpha` / `beta`: StallPolicy (src/sync/stall-policy.ts)
  */
 import type { WatchCacheEvent } from '../history/watch-cache-event.js';
-import type { WatchEvent } from '../wire/watch-event.js';
 import type { Watcher } from '../watch/watcher.js';
 
 export interface FullChannelPolicy {
-  /** The live push of `delivered` (the form of `event` this watcher selects) to `watcher` failed. */
-  onFull(watcher: Watcher, delivered: WatchEvent, event: WatchCacheEvent): void;
+  /** The live offer of `event` to `watcher` found its channel full. */
+  onFull(watcher: Watcher, event: WatchCacheEvent): void;
   /**
    * Called after an event was offered to every candidate. Returns true when
    * the dispatcher must pause; the policy then calls `resume` exactly once.

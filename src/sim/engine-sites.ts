@@ -1,23 +1,20 @@
 /**
- * Where the simulator hooks into each mode's catch-up machinery (observation
- * only; every call is passed through):
- *  - alpha: the StallPolicy on the main thread (markUnsynced, onEnded, and
- *    its SyncPass/host via PassObserver.attach);
- *  - beta: BetaSync on the main thread (adopt, onEnded, the hand-back that
- *    resyncs, the worker messages and the ring mirror, timed in real ms) and
- *    the in-process sync worker's WorkerPassHost and SyncPass.
- * Beta's in-process worker host and the hand-back are not public API yet;
- * this file is the one place that reaches them (see docs/tuning.md, "Engine
- * hooks wanted").
+ * Where the simulator hooks into each mode's catch-up machinery:
+ *  - the watchers' sync state through the engine's observer channels
+ *    (watchcache:stall, :resync, :expire, :watcher-end, :catchup-main and
+ *    :event for beta's ring mirror time; docs/observability.md);
+ *  - the passes themselves through PassObserver.attach, which interposes on
+ *    a SyncPass and its host to model their cost in virtual time (alpha: the
+ *    StallPolicy's pass; beta: the in-process worker's pass, whose scheduler
+ *    gets a clock view that stays busy while a modelled pass runs).
+ * Nothing here reaches a private member.
  */
-import type { BetaSync } from '../beta/beta-sync.js';
-import type { SyncWorkerEndpoint } from '../beta/sync-worker-endpoint.js';
-import type { WorkerToMain } from '../beta/sync-messages.js';
+import type { WatchCache } from '../cache/watch-cache.js';
 import type { RingEventRef, WorkerMember, WorkerPassHost } from '../beta/worker-pass-host.js';
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { WatchCacheEvent } from '../history/watch-cache-event.js';
-import type { StallPolicy } from '../sync/stall-policy.js';
-import type { PassStats, SyncPass } from '../sync/sync-pass.js';
+import { observe } from '../observe/channels.js';
+import type { PassStats } from '../sync/sync-pass.js';
 import type { Watcher } from '../watch/watcher.js';
 import type { PassObserver } from './pass-observer.js';
 
@@ -33,41 +30,47 @@ export interface SiteAccounting {
   ringMirrorMs(): number;
   /** Beta: attach to the in-process worker once it exists (it is created asynchronously). */
   poll(): void;
+  /** Unsubscribe from the engine's channels. */
+  close(): void;
 }
 
-export function observeAlpha(sp: StallPolicy, o: PassObserver): SiteAccounting {
-  const mark = sp.markUnsynced.bind(sp);
-  sp.markUnsynced = (w: Watcher): void => {
-    const was = w.unsynced;
-    mark(w);
-    if (!was && w.unsynced) o.unsynced(w.id, sp.unsynced.size);
-  };
-  const onEnded = sp.onEnded.bind(sp);
-  sp.onEnded = (w: Watcher): void => {
-    onEnded(w);
-    o.ended(w.id);
-  };
-  o.attach<Watcher, WatchCacheEvent>({ pass: sp.pass, host: sp, idOf: (w) => w.id, onMainThread: true, resyncIsFinal: true });
+/** The watchers' sync state, from the observer channels (both modes); returns the live unsynced count and the unsubscribe. */
+function followSyncState(cache: WatchCache, o: PassObserver): { unsynced: () => number; close: () => void } {
+  const unsynced = new Set<number>();
+  const offs = [
+    observe(cache, 'stall', (m) => {
+      unsynced.add(m.watcherId);
+      o.unsynced(m.watcherId, m.unsynced);
+    }),
+    observe(cache, 'resync', (m) => {
+      unsynced.delete(m.watcherId);
+      o.resynced(m.watcherId);
+    }),
+    observe(cache, 'expire', (m) => {
+      unsynced.delete(m.watcherId);
+      o.ended(m.watcherId);
+    }),
+    observe(cache, 'watcherEnd', (m) => {
+      unsynced.delete(m.watcherId);
+      o.ended(m.watcherId);
+    }),
+  ];
+  return { unsynced: () => unsynced.size, close: () => offs.forEach((off) => off()) };
+}
+
+export function observeAlpha(cache: WatchCache, o: PassObserver): SiteAccounting | undefined {
+  const sp = cache.stallPolicy;
+  if (sp === undefined) return undefined;
+  const state = followSyncState(cache, o);
+  o.attach<Watcher, WatchCacheEvent>({ pass: sp.pass, host: sp, idOf: (w) => w.id, onMainThread: true });
   return {
-    unsynced: () => sp.unsynced.size,
+    unsynced: state.unsynced,
     mainThreadWorkMs: () => sp.scheduler.workMs,
     offThreadWorkMs: () => 0,
     ringMirrorMs: () => 0,
     poll: () => {},
+    close: state.close,
   };
-}
-
-/** The parts of BetaSync and WorkerPassHost that are private today. */
-interface BetaInternals {
-  inProcess: SyncWorkerEndpoint | undefined;
-  handBack(id: number, position: number, passPushes: number): void;
-  onWorkerMessage(msg: WorkerToMain): void;
-}
-interface HostInternals {
-  pass: SyncPass<RingEventRef, WorkerMember>;
-}
-interface SchedulerInternals {
-  clock: Clock;
 }
 
 /**
@@ -113,57 +116,34 @@ class WorkerClockView implements Clock {
   }
 }
 
-export function observeBeta(beta: BetaSync, o: PassObserver): SiteAccounting {
-  const internals = beta as unknown as BetaInternals;
+export function observeBeta(cache: WatchCache, o: PassObserver): SiteAccounting | undefined {
+  const beta = cache.betaSync;
+  if (beta === undefined) return undefined;
+  const state = followSyncState(cache, o);
   let mainMs = 0;
   let ringMs = 0;
-  const adopt = beta.adopt.bind(beta);
-  beta.adopt = (w: Watcher): void => {
-    const t0 = performance.now();
-    const was = w.unsynced;
-    adopt(w);
-    mainMs += performance.now() - t0;
-    if (!was && w.unsynced) o.unsynced(w.id, beta.unsynced.size);
-  };
-  const onEnded = beta.onEnded.bind(beta);
-  beta.onEnded = (w: Watcher): void => {
-    onEnded(w);
-    o.ended(w.id);
-  };
-  const appended = beta.appended.bind(beta);
-  beta.appended = (ev: WatchCacheEvent, prevFrame: Uint8Array | undefined): Uint8Array | undefined => {
-    const t0 = performance.now();
-    const frame = appended(ev, prevFrame);
-    ringMs += performance.now() - t0;
-    return frame;
-  };
-  const handBack = internals.handBack.bind(beta);
-  internals.handBack = (id: number, position: number, passPushes: number): void => {
-    const w = beta.unsynced.get(id);
-    handBack(id, position, passPushes);
-    if (w !== undefined && !w.unsynced) o.resynced(id);
-  };
-  const onMessage = internals.onWorkerMessage.bind(beta);
-  internals.onWorkerMessage = (msg: WorkerToMain): void => {
-    const t0 = performance.now();
-    onMessage(msg);
-    mainMs += performance.now() - t0;
-  };
+  const offs = [
+    observe(cache, 'catchUpMain', (m) => {
+      mainMs += m.durationMs;
+    }),
+    observe(cache, 'mirror', (m) => {
+      ringMs += m.durationMs;
+    }),
+  ];
   let host: WorkerPassHost | undefined;
   return {
-    unsynced: () => beta.unsynced.size,
+    unsynced: state.unsynced,
     mainThreadWorkMs: () => mainMs,
     offThreadWorkMs: () => o.realMs, // measured around every pass (the worker's own figure misses deferred ones)
     ringMirrorMs: () => ringMs,
     poll: () => {
       if (host !== undefined) return;
-      host = internals.inProcess?.host;
+      host = beta.inProcessHost;
       if (host === undefined) return;
-      const pass = (host as unknown as HostInternals).pass;
-      const scheduler = host.scheduler as unknown as SchedulerInternals;
-      const view = new WorkerClockView(scheduler.clock);
-      scheduler.clock = view;
-      o.attach<WorkerMember, RingEventRef>({ pass, host, idOf: (m) => m.id, onMainThread: false, resyncIsFinal: false, spendOffThread: (ms) => view.spend(ms) });
+      const pass = host.pass;
+      const view = new WorkerClockView(host.scheduler.schedulingClock);
+      host.scheduler.useClock(view);
+      o.attach<WorkerMember, RingEventRef>({ pass, host, idOf: (m) => m.id, onMainThread: false, spendOffThread: (ms) => view.spend(ms) });
       // One thread: a pass asked for while the last one is still running (in modelled time) starts when it ends.
       const run = pass.run.bind(pass);
       const members = host.members;
@@ -172,6 +152,10 @@ export function observeBeta(beta: BetaSync, o: PassObserver): SiteAccounting {
         if (wait <= 0) run(unsynced, done);
         else view.base.setTimeout(() => run(members.values(), done), wait);
       };
+    },
+    close: () => {
+      state.close();
+      for (const off of offs) off();
     },
   };
 }

@@ -57,8 +57,6 @@ export interface ObservedPass<M extends PassMember, E extends PassEvent = PassEv
   idOf(member: M): number;
   /** The passes run on the main thread (alpha): their modelled cost is charged to it. */
   onMainThread: boolean;
-  /** A pass's resync is the watcher's resync (alpha); beta's is a hand-back the main thread completes. */
-  resyncIsFinal: boolean;
   /** Off the main thread: how the pass thread spends its modelled time (beta: its own clock view). */
   spendOffThread?: (ms: number) => void;
 }
@@ -182,13 +180,7 @@ export class PassObserver {
       const id = site.idOf(m);
       const t = this.tracks.get(id);
       if (t !== undefined) this.noteService(t); // the pass served it up to the resync point
-      resync(m);
-      if (site.resyncIsFinal) this.resynced(id);
-    };
-    const expire = host.expire.bind(host);
-    host.expire = (m: M, oldest: number): void => {
-      expire(m, oldest);
-      this.ended(site.idOf(m));
+      resync(m); // the watcher's resync itself arrives on watchcache:resync (engine-sites.ts)
     };
     const pass = site.pass;
     const run = pass.run.bind(pass);
@@ -246,9 +238,9 @@ export class PassObserver {
     if (members.length > this.peakUnsynced) this.peakUnsynced = members.length;
     for (const m of members) {
       // A candidate: accepting, not about to expire, with room in its channel.
-      if (!m.accepting || m.free === 0 || oldest === undefined || m.position < oldest - 1) continue;
+      if (!m.accepting || m.free === 0 || oldest === undefined || m.cursor.position < oldest - 1) continue;
       const id = idOf(m);
-      out.push({ id, position: m.position, pushes: m.passPushes, member: m });
+      out.push({ id, position: m.cursor.position, pushes: m.cursor.passPushes, member: m });
       const t = this.tracks.get(id);
       if (t !== undefined) {
         t.waited++;
@@ -262,7 +254,7 @@ export class PassObserver {
     for (const e of eligible) {
       const t = this.tracks.get(e.id);
       if (t === undefined || t.waited === 0 || !e.member.accepting) continue;
-      if (e.member.position !== e.position || e.member.passPushes !== e.pushes) this.noteService(t);
+      if (e.member.cursor.position !== e.position || e.member.cursor.passPushes !== e.pushes) this.noteService(t);
     }
   }
 

@@ -108,9 +108,7 @@ export async function simulate(scenario: Scenario, variant: Variant, options: Si
     clients,
     laggardAgeMs: 1000,
   });
-  const sp = cache.stallPolicy;
-  const beta = cache.betaSync;
-  const site: SiteAccounting | undefined = sp !== undefined ? observeAlpha(sp, observer) : beta !== undefined ? observeBeta(beta, observer) : undefined;
+  const site: SiteAccounting | undefined = observeAlpha(cache, observer) ?? observeBeta(cache, observer);
   const consumers = buildPopulations(scenario, env, workload, rng.fork(2));
   for (const h of scenario.halts) {
     agenda.at(origin + 1000 * h.atS, () => {
@@ -183,6 +181,7 @@ export async function simulate(scenario: Scenario, variant: Variant, options: Si
   };
   const jsonEncodings = await metric('apiserver_watch_cache_event_encodings_total', { format: 'json' });
   const real = { catchupWorkMs: site?.mainThreadWorkMs() ?? 0, offThreadWorkMs: site?.offThreadWorkMs() ?? 0, ringMirrorMs: site?.ringMirrorMs() ?? 0 };
+  site?.close();
   await cache.stop();
   await driver.settle();
   const runMs = performance.now() - realStart;

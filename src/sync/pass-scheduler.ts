@@ -22,6 +22,8 @@ export interface PassRunner {
   runPass(done: (stats: PassStats) => void): void;
   /** Observe the duration of the synchronous part of a pass (seconds). */
   observeDuration(seconds: number): void;
+  /** Optional: a pass ended (after its retry rounds) with its stats and the work time of its synchronous part. */
+  passEnded?(stats: PassStats, workMs: number): void;
 }
 
 export class PassScheduler {
@@ -31,7 +33,7 @@ export class PassScheduler {
   passes = 0;
   /** Real milliseconds spent in passes on this thread (synchronous parts and retry rounds' starts). */
   workMs = 0;
-  private readonly clock: Clock;
+  private clock: Clock;
   private readonly options: PassOptions;
   private readonly runner: PassRunner;
   private lastPassAt = -Infinity;
@@ -79,6 +81,20 @@ export class PassScheduler {
     this.disarm();
   }
 
+  /**
+   * Run on another view of time from now on. The simulator's seam: under
+   * virtual time it gives beta's in-process worker a clock that stays busy
+   * for the modelled duration of its passes (src/sim/engine-sites.ts).
+   */
+  useClock(clock: Clock): void {
+    this.clock = clock;
+  }
+
+  /** The clock it schedules on. */
+  get schedulingClock(): Clock {
+    return this.clock;
+  }
+
   private run(): void {
     this.disarm();
     this.running = true;
@@ -87,8 +103,12 @@ export class PassScheduler {
     this.lastPassAt = t0;
     this.passes++;
     let syncMs = -1;
+    let work = -1;
+    let ended: PassStats | undefined;
     this.runner.runPass((stats) => {
       this.running = false;
+      if (work >= 0) this.runner.passEnded?.(stats, work);
+      else ended = stats;
       const ms = syncMs >= 0 ? syncMs : this.clock.now() - t0;
       if (stats.leftOwedFull || stats.pushBudgetSpent) {
         const o = this.options;
@@ -106,9 +126,10 @@ export class PassScheduler {
       this.arm();
     });
     syncMs = this.clock.now() - t0;
-    const work = this.clock.workNow() - w0;
+    work = this.clock.workNow() - w0;
     this.workMs += work;
     this.runner.observeDuration(work / 1000);
+    if (ended !== undefined) this.runner.passEnded?.(ended, work);
   }
 
   private arm(): void {

@@ -13,11 +13,12 @@ import type { EventHistory } from '../history/event-history.js';
 import type { HistoryInterval } from '../history/history-interval.js';
 import type { WatchCacheEvent } from '../history/watch-cache-event.js';
 import type { CacheMetrics } from '../metrics/cache-metrics.js';
-import { Delivery } from '../selection/selection.js';
 import type { Watcher } from '../watch/watcher.js';
-import type { WatchEvent } from '../wire/watch-event.js';
+import { offer } from '../watch/offer.js';
 import type { PassOptions } from './pass-options.js';
 import { PassScheduler } from './pass-scheduler.js';
+import { UnsyncedSet } from './unsynced-set.js';
+import { channels } from '../observe/channels.js';
 import { Offer, SyncPass, type PassHost, type PassStats } from './sync-pass.js';
 
 /** What the cache does when a watcher changes sets or a pass expires it. */
@@ -34,7 +35,7 @@ export interface StallHooks {
 
 export class StallPolicy implements FullChannelPolicy, PassHost<WatchCacheEvent, Watcher> {
   /** The unsynced watchers (insertion order = order they stalled). */
-  readonly unsynced = new Set<Watcher>();
+  readonly unsynced: UnsyncedSet<Watcher>;
   readonly scheduler: PassScheduler;
   readonly pass: SyncPass<WatchCacheEvent, Watcher>;
   /** Stats of the last completed pass (tests, simulator). */
@@ -44,11 +45,16 @@ export class StallPolicy implements FullChannelPolicy, PassHost<WatchCacheEvent,
   private readonly metrics: CacheMetrics;
   private readonly hooks: StallHooks;
 
-  constructor(clock: Clock, options: PassOptions, history: EventHistory, metrics: CacheMetrics, hooks: StallHooks) {
+  /** The cache this policy serves (the observer channels' `cache`). */
+  private readonly source: object;
+
+  constructor(clock: Clock, options: PassOptions, history: EventHistory, metrics: CacheMetrics, hooks: StallHooks, source?: object) {
+    this.source = source ?? this;
     this.clock = clock;
     this.history = history;
     this.metrics = metrics;
     this.hooks = hooks;
+    this.unsynced = new UnsyncedSet(metrics, this.source);
     this.pass = new SyncPass(options, this);
     this.scheduler = new PassScheduler(clock, options, {
       hasWork: () => this.unsynced.size > 0,
@@ -58,15 +64,20 @@ export class StallPolicy implements FullChannelPolicy, PassHost<WatchCacheEvent,
           done(stats);
         }),
       observeDuration: (s) => this.metrics.passDuration.observe(s),
+      passEnded: (stats, workMs) => {
+        if (!channels.pass.hasSubscribers) return;
+        const { scanned, pushes, cohorts, resynced, expired } = stats;
+        channels.pass.publish({ cache: this.source, thread: 'main', passes: 1, durationMs: workMs, scanned, pushes, cohorts, resynced, expired });
+      },
     });
   }
 
   // ---- FullChannelPolicy (live path) ----
 
-  onFull(watcher: Watcher, _delivered: WatchEvent, event: WatchCacheEvent): void {
+  onFull(watcher: Watcher, event: WatchCacheEvent): void {
     // Invariant 1 (position): a failed push of X leaves the position at most X - 1, never lower
     // than before; X is in the history (appended before dispatch), so a pass re-offers it.
-    if (event.rv - 1 > watcher.position) watcher.position = event.rv - 1;
+    watcher.cursor.missed(event.rv);
     this.markUnsynced(watcher);
   }
 
@@ -79,7 +90,7 @@ export class StallPolicy implements FullChannelPolicy, PassHost<WatchCacheEvent,
   }
 
   onEnded(watcher: Watcher): void {
-    if (this.unsynced.delete(watcher)) this.metrics.stalledWatchers.set(this.unsynced.size);
+    this.unsynced.remove(watcher);
   }
 
   afterDispatch(): void {
@@ -89,19 +100,12 @@ export class StallPolicy implements FullChannelPolicy, PassHost<WatchCacheEvent,
   close(): void {
     this.scheduler.stop();
     this.unsynced.clear();
-    this.metrics.stalledWatchers.set(0);
   }
 
   /** Mark a watcher unsynced (a stall): the live path skips it and passes serve it. */
   markUnsynced(watcher: Watcher): void {
-    if (watcher.unsynced) return;
-    watcher.unsynced = true;
-    watcher.newUnsynced = true;
-    watcher.passPushes = 0;
-    this.unsynced.add(watcher);
+    if (!this.unsynced.stall(watcher)) return;
     this.hooks.unsynced(watcher);
-    this.metrics.stalls.inc();
-    this.metrics.stalledWatchers.set(this.unsynced.size);
     this.scheduler.onStall();
   }
 
@@ -120,27 +124,20 @@ export class StallPolicy implements FullChannelPolicy, PassHost<WatchCacheEvent,
   }
 
   offer(watcher: Watcher, event: WatchCacheEvent): Offer {
-    // Invariant 4 (selection): the same registration-time selection as the live path.
-    const d = watcher.selection.classify(event);
-    if (d === Delivery.None) return Offer.NotSelected;
-    if (!watcher.push(event.deliver(d))) return Offer.Full;
-    this.metrics.deferredEvents.inc();
-    return Offer.Pushed;
+    // The same delivery primitive as the live path (selection, push, position).
+    const r = offer(watcher, event);
+    if (r === Offer.Pushed) this.metrics.deferredEvents.inc();
+    return r;
   }
 
   expire(watcher: Watcher, oldest: number): void {
-    this.unsynced.delete(watcher);
-    this.metrics.stalledWatchers.set(this.unsynced.size);
+    this.unsynced.remove(watcher);
     this.hooks.expire(watcher, oldest);
   }
 
   resync(watcher: Watcher): void {
-    watcher.unsynced = false;
-    this.unsynced.delete(watcher);
+    this.unsynced.resync(watcher);
     this.hooks.resynced(watcher);
-    this.metrics.catchupRounds.inc();
-    this.metrics.catchupEvents.observe(watcher.passPushes);
-    this.metrics.stalledWatchers.set(this.unsynced.size);
   }
 
   drop(watcher: Watcher): void {

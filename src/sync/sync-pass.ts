@@ -30,6 +30,7 @@
  */
 import type { PassOptions } from './pass-options.js';
 import { FAULTS, fault } from '../testing/faults.js';
+import type { SyncCursor } from './sync-cursor.js';
 
 /** A history event as a pass sees it. */
 export interface PassEvent {
@@ -41,15 +42,13 @@ export const enum Offer {
   NotSelected = 0,
   Pushed = 1,
   Full = 2,
+  /** At or below the watcher's position: it has it already (invariant 2). */
+  AlreadyHas = 3,
 }
 
-/** The per-watcher state a pass reads and writes (KEP "Per-watcher state"). */
+/** What a pass reads of a member; its KEP per-watcher state is the cursor (moved only through its methods). */
 export interface PassMember {
-  position: number;
-  unsynced: boolean;
-  passPushes: number;
-  newUnsynced: boolean;
-  drainedSinceService: boolean;
+  readonly cursor: SyncCursor;
   readonly reachedLive: boolean;
   readonly capacity: number;
   readonly free: number;
@@ -137,7 +136,7 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
         host.drop(m); // stopped by its client between stall and pass: simply dropped
         continue;
       }
-      if (oldest === undefined || m.position < oldest - 1) {
+      if (oldest === undefined || m.cursor.position < oldest - 1) {
         expired.push(m); // evaluated for every unsynced watcher, candidate or not
         continue;
       }
@@ -145,18 +144,18 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
       else stats.fullSkipped++;
     }
     const cursor = this.cursor;
-    if (o.candidateOrder === 'position') candidates.sort((a, b) => a.position - b.position);
+    if (o.candidateOrder === 'position') candidates.sort((a, b) => a.cursor.position - b.cursor.position);
     else if (o.candidateOrder === 'kep') candidates.sort((a, b) => {
       const fa = a.free / a.capacity;
       const fb = b.free / b.capacity;
       if (fa !== fb) return fb - fa; // (a) larger free share first
-      const na = a.newUnsynced || a.drainedSinceService ? 0 : 1;
-      const nb = b.newUnsynced || b.drainedSinceService ? 0 : 1;
+      const na = a.cursor.newUnsynced || a.cursor.drainedSinceService ? 0 : 1;
+      const nb = b.cursor.newUnsynced || b.cursor.drainedSinceService ? 0 : 1;
       if (na !== nb) return na - nb; // (b) new or drained first
-      const ra = a.position >= cursor ? 0 : 1;
-      const rb = b.position >= cursor ? 0 : 1;
+      const ra = a.cursor.position >= cursor ? 0 : 1;
+      const rb = b.cursor.position >= cursor ? 0 : 1;
       if (ra !== rb) return ra - rb; // (c) rotation: at or above the cursor first
-      return a.position - b.position;
+      return a.cursor.position - b.cursor.position;
     });
     // ('fifo' keeps the unsynced set's insertion order: the order watchers stalled.)
     if (candidates.length > o.maxWatchers) candidates.length = o.maxWatchers; // member cap
@@ -179,8 +178,8 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
       const lead = candidates[leadIdx]!;
       // Followers: unserved candidates at or above the lead, by position (never one below the lead).
       const followers: number[] = [];
-      for (let i = 0; i < n; i++) if (!served[i] && i !== leadIdx && candidates[i]!.position >= lead.position) followers.push(i);
-      followers.sort((a, b) => candidates[a]!.position - candidates[b]!.position);
+      for (let i = 0; i < n; i++) if (!served[i] && i !== leadIdx && candidates[i]!.cursor.position >= lead.cursor.position) followers.push(i);
+      followers.sort((a, b) => candidates[a]!.cursor.position - candidates[b]!.cursor.position);
       const members: number[] = [leadIdx];
       served[leadIdx] = 1;
       ended[leadIdx] = 0;
@@ -188,9 +187,9 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
       let f = 0;
       scanBudget -= o.intervalOpenCost;
       stats.cohorts++;
-      const interval = host.open(lead.position);
+      const interval = host.open(lead.cursor.position);
       const scannedEvents: E[] = [];
-      let lastScanned = lead.position;
+      let lastScanned = lead.cursor.position;
       let reachedEnd = false;
       let aheadLimit = -1;
       for (;;) {
@@ -203,7 +202,7 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
         scanBudget--;
         stats.scanned++;
         // Followers join as the scan passes their position.
-        while (f < followers.length && candidates[followers[f]!]!.position < ev.rv) {
+        while (f < followers.length && candidates[followers[f]!]!.cursor.position < ev.rv) {
           const idx = followers[f++]!;
           served[idx] = 1;
           ended[idx] = 0;
@@ -217,7 +216,7 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
           if (ended[idx]) continue;
           const m = candidates[idx]!;
           // Invariant 2: nothing at or below the position is offered again.
-          if (ev.rv <= m.position) continue;
+          if (ev.rv <= m.cursor.position) continue;
           if (pushBudget <= 0) {
             ended[idx] = 1; // the push budget is a total for the pass: the rest is owed, not skipped
             continue;
@@ -228,8 +227,8 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
           }
           const r = host.offer(m, ev);
           if (r === Offer.Pushed) {
-            m.position = ev.rv; // Invariant 1: the position follows every accepted event
-            m.passPushes++;
+            m.cursor.accepted(ev.rv); // Invariant 1: the position follows every accepted event
+            m.cursor.pushedByPass();
             pushedInCohort[idx]!++;
             stats.pushes++;
             pushBudget--;
@@ -264,13 +263,12 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
           continue;
         }
         // ---- Step 5: accepted everything offered: advance to the last scanned RV ----
-        if (lastScanned > m.position) m.position = lastScanned;
+        m.cursor.raiseTo(lastScanned);
         stats.served++;
         host.served?.(m);
-        m.newUnsynced = false;
-        m.drainedSinceService = false;
+        m.cursor.served();
         // ---- Step 6: resync when the cohort scan reached the resync point ----
-        if ((reachedEnd && m.position >= resyncPoint) || (FAULTS.active !== undefined && !reachedEnd && fault('early-resync'))) {
+        if ((reachedEnd && m.cursor.position >= resyncPoint) || (FAULTS.active !== undefined && !reachedEnd && fault('early-resync'))) {
           host.resync(m);
           stats.resynced++;
         }
@@ -294,22 +292,22 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
       const still: Owed<E>[] = [];
       for (const ow of owed.splice(0)) {
         const m = candidates[ow.member]!;
-        if (!m.accepting || !m.unsynced) continue;
+        if (!m.accepting || !m.cursor.unsynced) continue;
         if (m.free === 0 || retryBudget <= 0) {
           still.push(ow);
           continue;
         }
         let complete = true;
         for (const ev of ow.events) {
-          if (ev.rv <= m.position) continue;
+          if (ev.rv <= m.cursor.position) continue;
           if (retryBudget <= 0) {
             complete = false;
             break;
           }
           const r = host.offer(m, ev);
           if (r === Offer.Pushed) {
-            m.position = ev.rv;
-            m.passPushes++;
+            m.cursor.accepted(ev.rv); // Invariant 1
+            m.cursor.pushedByPass();
             stats.pushes++;
             retryBudget--;
           } else if (r === Offer.Full) {
@@ -321,13 +319,12 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
           still.push(ow);
           continue;
         }
-        if (ow.lastScanned > m.position) m.position = ow.lastScanned;
+        m.cursor.raiseTo(ow.lastScanned);
         stats.served++;
         host.served?.(m);
-        m.newUnsynced = false;
-        m.drainedSinceService = false;
+        m.cursor.served();
         // Resync only if nothing was dispatched past the scan meanwhile.
-        if (m.position >= host.resyncPoint()) {
+        if (m.cursor.position >= host.resyncPoint()) {
           host.resync(m);
           stats.resynced++;
         }

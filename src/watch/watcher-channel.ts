@@ -25,4 +25,8 @@ export interface WatcherChannel {
   clear(): void;
   /** The consumer is gone for good (lets another writer thread stop). */
   cancel?(): void;
+  /** Consumed in another thread (cache.watchPort). */
+  readonly remote?: boolean;
+  /** A remote watch ended: END, or EXPIRED with the 410's numbers (the consuming thread builds the ERROR). */
+  endRemote?(expired?: { position: number; oldestMinus1: number }): void;
 }

@@ -2,10 +2,10 @@
  * Watcher: one watch. It is the async iterator its consumer reads and the
  * target the dispatcher (live path) and the sync pass push into.
  *
- * State written only by the dispatcher side (KEP "Per-watcher state"):
- * `position`, `unsynced`, `passPushes`, `newUnsynced`; the consumer side
- * writes `reachedLive` (first receive from the channel) and
- * `drainedSinceService` (channel emptied).
+ * The KEP "Per-watcher state" is its `cursor` (src/sync/sync-cursor.ts),
+ * moved by the dispatcher side through the cursor's methods; the consumer
+ * side writes `reachedLive` (first receive from the channel), `receivedRV`
+ * and the cursor's drained flag (channel emptied).
  *
  * Lifecycle: pending (waiting for a consistent start) -> active ->
  * draining (graceful: backlog, then at most one terminal event) -> stopped.
@@ -18,6 +18,7 @@ import type { WatchEvent } from '../wire/watch-event.js';
 import { EventQueue } from './event-queue.js';
 import { OVERWRITTEN, type WatcherChannel } from './watcher-channel.js';
 import type { InitialSource } from './initial-source.js';
+import { SyncCursor } from '../sync/sync-cursor.js';
 
 export type EndReason =
   | 'client' // stop(), AbortSignal, leaving a for-await loop
@@ -52,6 +53,8 @@ export interface WatcherInit {
   owner: WatcherOwner;
   /** The channel (default: an EventQueue of `capacity`). */
   channel?: WatcherChannel;
+  /** The cursor's cell (beta: shared with the sync worker); default a private one. */
+  cell?: Float64Array;
 }
 
 export class Watcher implements AsyncIterableIterator<WatchEvent> {
@@ -61,16 +64,8 @@ export class Watcher implements AsyncIterableIterator<WatchEvent> {
   readonly allowBookmarks: boolean;
   private readonly owner: WatcherOwner;
 
-  // ---- dispatcher-side state (KEP per-watcher state) ----
-  /** Position (invariant 1): every event it must see with RV <= position is in its channel or initial replay. */
-  position = 0;
-  /** The position it started at; live events at or below it are the normal start overlap, not skips. */
-  startPosition = 0;
-  unsynced = false;
-  /** Events pushed by passes since it went unsynced. */
-  passPushes = 0;
-  /** New to the unsynced set since its last service (candidate order key 2). */
-  newUnsynced = false;
+  /** KEP per-watcher state (position, start position, unsynced flags), moved only through its methods. */
+  readonly cursor: SyncCursor;
   /** Index slot used by the dispatch index (-1 when not indexed). */
   indexSlot = -1;
   /** Next bookmark due time (clock ms), Infinity when none is scheduled. */
@@ -83,8 +78,6 @@ export class Watcher implements AsyncIterableIterator<WatchEvent> {
   // ---- consumer-side state ----
   /** Set on the first receive from the channel (the live loop). */
   reachedLive = false;
-  /** Set when the consumer emptied its channel; cleared when a pass serves it. */
-  drainedSinceService = false;
   /** RV of the last event the consumer took from the channel (0 before any). */
   receivedRV = 0;
 
@@ -102,6 +95,18 @@ export class Watcher implements AsyncIterableIterator<WatchEvent> {
     this.queue = init.channel ?? new EventQueue(init.capacity);
     this.allowBookmarks = init.allowBookmarks;
     this.owner = init.owner;
+    this.cursor = new SyncCursor(init.cell);
+  }
+
+  /** Invariant 1 (read-only view of the cursor). */
+  get position(): number {
+    return this.cursor.position;
+  }
+  get startPosition(): number {
+    return this.cursor.startPosition;
+  }
+  get unsynced(): boolean {
+    return this.cursor.unsynced;
   }
 
   get state(): WatcherPhase {
@@ -137,8 +142,7 @@ export class Watcher implements AsyncIterableIterator<WatchEvent> {
   /** Become active: optional initial events first, then the channel. */
   activate(position: number, initial: InitialSource | undefined): void {
     if (this.phase !== 'pending') return;
-    this.position = position;
-    this.startPosition = position;
+    this.cursor.startAt(position);
     this.initial = initial;
     this.phase = 'active';
     this.wake();
@@ -245,7 +249,7 @@ export class Watcher implements AsyncIterableIterator<WatchEvent> {
     if (ev !== undefined) {
       this.reachedLive = true;
       this.receivedRV = ev.rv;
-      if (this.queue.size === 0) this.drainedSinceService = true;
+      if (this.queue.size === 0) this.cursor.drained(); // candidate order key 2 (also seen by beta's worker)
       if (wasFull) queueMicrotask(() => this.phase === 'active' && this.owner.watcherHasRoom(this));
       return { done: false, value: ev };
     }

@@ -296,7 +296,7 @@ describe('alpha: the skipped-events counter and the resync point', () => {
     const { cache, store } = await setup({ mode: 'alpha' });
     const w = cache.watch({ resourceVersion: '0', channelCapacity: 10 });
     await churn(store, 2);
-    w.position = 5; // as if a pass had already pushed up to 5 (the alpha resync point runs ahead)
+    w.cursor.raiseTo(5); // as if a pass had already pushed up to 5 (the alpha resync point runs ahead)
     await churn(store, 4); // 3..6: 3, 4, 5 are skipped, 6 is delivered
     assert.equal(await metric(cache, 'apiserver_watch_cache_watcher_skipped_events_total'), 3);
     const r = new Reader(w);
@@ -328,11 +328,11 @@ describe('alpha: the skipped-events counter and the resync point', () => {
     const w = new Watcher({ id: 1, selection: new Selection({}, {}, undefined), capacity: 1, allowBookmarks: false, owner: new FakeOwner() });
     w.activate(10, undefined);
     const ev = new WatchCacheEvent('ADDED', pod('x'), undefined, 5, 0, undefined);
-    policy.onFull(w, ev.deliver(1), ev);
+    policy.onFull(w, ev);
     assert.equal(w.position, 10);
     assert.equal(w.unsynced, true);
     const ev2 = new WatchCacheEvent('ADDED', pod('y'), undefined, 20, 0, undefined);
-    policy.onFull(w, ev2.deliver(1), ev2);
+    policy.onFull(w, ev2);
     assert.equal(w.position, 19);
     policy.close();
   });

@@ -221,11 +221,11 @@ describe('BookmarkScheduler (invariant 3)', () => {
     let rv = 10;
     const s = new BookmarkScheduler(clock, 1000, DEFAULT_RESOURCE, () => rv);
     const w = mk(5);
-    w.unsynced = true;
+    w.cursor.markUnsynced();
     s.schedule(w);
     await clock.advance(5000);
     assert.equal(w.queue.size, 0, 'nothing while unsynced, even with room');
-    w.unsynced = false;
+    w.cursor.markSynced();
     await clock.advance(2500);
     assert.ok(w.queue.size >= 1);
     const first = shiftEvent(w)!;
@@ -240,11 +240,11 @@ describe('BookmarkScheduler (invariant 3)', () => {
     const clock = new VirtualClock();
     const s = new BookmarkScheduler(clock, 1000, DEFAULT_RESOURCE, () => 10);
     const w = mk(3);
-    w.position = 12; // e.g. resynced at the end of the history, ahead of the last dispatched RV
+    w.cursor.accepted(12); // e.g. resynced at the end of the history, ahead of the last dispatched RV
     s.schedule(w);
     await clock.advance(5000);
     assert.equal(w.queue.size, 0);
-    w.position = 10;
+    w.cursor.accepted(10);
     await clock.advance(2500);
     assert.ok(w.queue.size >= 1, 'a bookmark at exactly the position is fine');
     s.stop();

@@ -77,7 +77,7 @@ describe('ForceClosePolicy (unit)', () => {
     const w = mk(1);
     assert.ok(w.push(new WatchEvent('ADDED', pod('x'), 1)));
     const ev = event(2);
-    policy.onFull(w, ev.deliver(1), ev);
+    policy.onFull(w, ev);
     let resumed = 0;
     assert.equal(policy.afterEvent(() => resumed++), true, 'dispatch pauses');
     await clock.advance(40);
@@ -100,8 +100,8 @@ describe('ForceClosePolicy (unit)', () => {
     a.push(new WatchEvent('ADDED', pod('x'), 1));
     b.push(new WatchEvent('ADDED', pod('x'), 1));
     const ev = event(2);
-    policy.onFull(a, ev.deliver(1), ev);
-    policy.onFull(b, ev.deliver(1), ev);
+    policy.onFull(a, ev);
+    policy.onFull(b, ev);
     let resumed = 0;
     assert.equal(policy.afterEvent(() => resumed++), true);
     await clock.advance(99);
@@ -120,7 +120,7 @@ describe('ForceClosePolicy (unit)', () => {
     const w = mk(1);
     w.push(new WatchEvent('ADDED', pod('x'), 1));
     const ev = event(2);
-    policy.onFull(w, ev.deliver(1), ev);
+    policy.onFull(w, ev);
     assert.equal(policy.afterEvent(() => {}), false);
     assert.equal(w.stopped, true);
     assert.equal(await metrics.value('apiserver_terminated_watchers_total', { reason: 'unresponsive' }), 1);

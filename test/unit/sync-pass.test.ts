@@ -6,6 +6,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Offer, SyncPass, type PassCursor, type PassHost, type PassMember, type PassStats } from '../../src/sync/sync-pass.js';
 import { resolvePassOptions, type PassOptions } from '../../src/sync/pass-options.js';
+import { SyncCursor } from '../../src/sync/sync-cursor.js';
 
 interface FEvent {
   rv: number;
@@ -14,20 +15,29 @@ interface FEvent {
 }
 
 class FMember implements PassMember {
-  unsynced = true;
-  passPushes = 0;
-  newUnsynced = false;
-  drainedSinceService = false;
+  readonly cursor = new SyncCursor();
   reachedLive = true;
   accepting = true;
   queue: FEvent[] = [];
   constructor(
     readonly id: string,
-    public position: number,
+    position: number,
     readonly capacity = 100,
     queued = 0,
   ) {
+    this.cursor.startAt(position);
+    this.cursor.markUnsynced();
+    this.cursor.served(); // not new: tests mark new or drained members explicitly
     for (let i = 0; i < queued; i++) this.queue.push({ rv: 0 });
+  }
+  get position(): number {
+    return this.cursor.position;
+  }
+  get unsynced(): boolean {
+    return this.cursor.unsynced;
+  }
+  get passPushes(): number {
+    return this.cursor.passPushes;
   }
   get free(): number {
     return this.capacity - this.queue.length;
@@ -78,7 +88,7 @@ class FHost implements PassHost<FEvent, FMember> {
     this.expired.push({ id: m.id, oldest });
   }
   resync(m: FMember): void {
-    m.unsynced = false;
+    m.cursor.markSynced();
     this.resynced.push(m.id);
   }
   drop(m: FMember): void {
@@ -174,10 +184,14 @@ describe('step 1: candidate order', () => {
       const host = new FHost(events(1, 50));
       const old = new FMember('old', 5);
       const fresh = new FMember('fresh', 30);
-      fresh[flag] = true;
+      if (flag === 'newUnsynced') {
+        fresh.cursor.markSynced();
+        fresh.cursor.markUnsynced(); // a new episode
+      } else fresh.cursor.drained();
+      assert.equal(fresh.cursor[flag], true, flag);
       run(mkPass(host, { maxWatchers: 1 }), [old, fresh]);
       assert.deepEqual(host.opens, [30], flag);
-      assert.equal(fresh[flag], false, `${flag} is cleared once served`);
+      assert.equal(fresh.cursor[flag], false, `${flag} is cleared once served`);
     }
   });
 
@@ -191,7 +205,7 @@ describe('step 1: candidate order', () => {
     run(pass, [low, high]);
     assert.deepEqual(host.opens, [60]);
     host.opens = [];
-    high.unsynced = true;
+    high.cursor.markUnsynced();
     pass.cursor = 50;
     run(pass, [low, atCursor]);
     assert.deepEqual(host.opens, [50], 'at the cursor counts as at or above');
@@ -224,8 +238,8 @@ describe('step 1: candidate order', () => {
     assert.deepEqual(host.opens, [10]);
     // slow took 5 and is owed; its channel drains completely, other's too
     slow.queue = [];
-    slow.drainedSinceService = true;
-    other.drainedSinceService = true;
+    slow.cursor.drained();
+    other.cursor.drained();
     host.deferred = [];
     run(pass, [slow, other]);
     assert.deepEqual(host.opens, [10, 12], 'rotation: other (at or above the cursor) leads');

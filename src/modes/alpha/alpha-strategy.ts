@@ -1,0 +1,51 @@
+/**
+ * `alpha` mode's strategy: a full channel marks the watcher unsynced (no
+ * wait, no close); sync passes run on the main thread (StallPolicy); the
+ * resync point is the end of the history; the unsynced watchers stay in the
+ * live index (the live path skips them by their cursor).
+ */
+import { StallPolicy } from '../../sync/stall-policy.js';
+import type { Watcher } from '../../watch/watcher.js';
+import type { CatchUpStrategy, StrategyContext, WatcherChannelSpec } from '../catch-up-strategy.js';
+import { expireAtRelist, expireOvertaken } from '../catch-up-endings.js';
+import { startFromHistoryReplay } from '../history-replay-start.js';
+
+export class AlphaStrategy extends StallPolicy implements CatchUpStrategy {
+  readonly ringHandle = undefined;
+  private readonly ctx: StrategyContext;
+
+  constructor(ctx: StrategyContext) {
+    super(ctx.clock, ctx.pass, ctx.history, ctx.metrics, {
+      expire: (w, oldest) => ctx.expiry.afterBacklog(w, w.position, oldest - 1),
+      unsynced: () => {},
+      resynced: () => {},
+      resyncPoint: () => ctx.cacheRV(), // alpha resyncs at the end of the history
+    }, ctx.source);
+    this.ctx = ctx;
+  }
+
+  channelFor(): WatcherChannelSpec | undefined {
+    return undefined;
+  }
+  registered(): void {}
+  mirror(): undefined {
+    return undefined;
+  }
+  startBehind(w: Watcher, rv: number): void {
+    startFromHistoryReplay(this.ctx, w, rv);
+  }
+  positionOf(w: Watcher): number {
+    return w.position;
+  }
+  relistStarting(): ReadonlySet<Watcher> {
+    return NONE;
+  }
+  endAtRelist(w: Watcher, listRV: number): void {
+    expireAtRelist(this.ctx, w, listRV, w.position);
+  }
+  initialOvertaken(w: Watcher): void {
+    expireOvertaken(this.ctx, w);
+  }
+}
+
+const NONE: ReadonlySet<Watcher> = new Set();

@@ -1,0 +1,81 @@
+/**
+ * `beta` mode's strategy: passes run in a sync worker thread reading the
+ * shared history ring (BetaSync, src/beta/). A full channel hands the
+ * watcher to the worker and takes it out of the live index (separate sets);
+ * the resync point is the last dispatched RV; a watch from an old RV is
+ * adopted the same way (one resync path); a watcher's cursor is its shared
+ * cell, so its position is what the worker wrote.
+ */
+import { BadRequestError } from '../../core/errors.js';
+import type { KubeObject } from '../../core/types.js';
+import type { WatchCacheEvent } from '../../history/watch-cache-event.js';
+import { BetaSync } from '../../beta/beta-sync.js';
+import type { Watcher } from '../../watch/watcher.js';
+import type { CatchUpStrategy, StrategyContext, WatcherChannelSpec } from '../catch-up-strategy.js';
+import { expireAtRelist, expireOvertaken } from '../catch-up-endings.js';
+import { realClock } from '../../core/clock.js';
+import { channels } from '../../observe/channels.js';
+
+export class BetaStrategy extends BetaSync implements CatchUpStrategy {
+  private readonly ctx: StrategyContext;
+
+  constructor(ctx: StrategyContext) {
+    const placement = ctx.options.syncWorker ?? (ctx.clock === realClock ? 'thread' : 'in-process');
+    if (placement !== 'thread' && placement !== 'in-process') throw new BadRequestError(`syncWorker must be thread or in-process, got ${String(placement)}`);
+    super({
+      clock: ctx.clock,
+      placement,
+      pass: ctx.pass,
+      history: ctx.history,
+      metrics: ctx.metrics,
+      hooks: {
+        expire: (w, oldest) => ctx.expiry.afterBacklog(w, w.position, oldest - 1),
+        // Separate sets: live dispatch never walks an unsynced watcher.
+        unsynced: (w) => ctx.index.remove(w),
+        resynced: (w) => w.accepting && ctx.index.add(w),
+        resyncPoint: () => ctx.lastDispatchedRV(), // beta resyncs at the last dispatched RV
+      },
+      indexers: ctx.indexers,
+      triggerField: ctx.triggerField,
+      lastDispatchedRV: () => ctx.lastDispatchedRV(),
+      resourceName: ctx.resourceName,
+      source: ctx.source,
+    });
+    this.ctx = ctx;
+  }
+
+  channelFor(capacity: number, remoteState: SharedArrayBuffer | undefined): WatcherChannelSpec {
+    const channel = this.sharedChannel(capacity, remoteState);
+    return { channel, cell: channel.positionCell };
+  }
+  registered(w: Watcher): void {
+    this.introduce(w);
+  }
+  mirror(event: WatchCacheEvent, prevFrame: ((encode: (o: KubeObject) => Uint8Array) => Uint8Array | undefined) | undefined): Uint8Array | undefined {
+    // Encoded once; the previous object travels as the frame that carried it before (no second encoding).
+    const timed = channels.mirror.hasSubscribers; // timed only while someone listens
+    const t0 = timed ? performance.now() : 0;
+    const frame = this.appended(event, prevFrame?.((o) => this.encodeFrame(o)));
+    if (timed) channels.mirror.publish({ cache: this.ctx.source, rv: event.rv, durationMs: performance.now() - t0 });
+    return frame;
+  }
+  startBehind(w: Watcher, rv: number): void {
+    // One resync path: a watch from an old RV is an unsynced watcher at that position.
+    w.activate(rv, undefined);
+    this.adopt(w);
+    this.ctx.bookmarks.schedule(w);
+  }
+  relistStarting(listRV: number, survivors: readonly Watcher[], ended: readonly Watcher[]): ReadonlySet<Watcher> {
+    // The sync worker may be mid-pass on its watchers; it hands them back first, then the ones that
+    // cannot continue get their 410 (at the position the worker had reached).
+    const workerOwned = ended.filter((w) => w.unsynced);
+    this.reset(listRV, survivors.filter((w) => w.unsynced), workerOwned);
+    return new Set(workerOwned);
+  }
+  endAtRelist(w: Watcher, listRV: number): void {
+    expireAtRelist(this.ctx, w, listRV, this.positionOf(w));
+  }
+  initialOvertaken(w: Watcher): void {
+    expireOvertaken(this.ctx, w);
+  }
+}

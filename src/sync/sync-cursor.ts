@@ -1,0 +1,109 @@
+/**
+ * SyncCursor: one watcher's KEP "Per-watcher state" (position, start
+ * position, the unsynced flags, pushes by passes), touched only through
+ * these methods. The live path, the passes and the hand-back all move a
+ * watcher through its cursor; nothing else writes it.
+ *
+ * The position and the consumer's "drained since its last service" flag live
+ * in a two-slot Float64Array, `cell`: a plain one in off and alpha, the
+ * watcher's shared cell in beta, so the main thread and the sync worker read
+ * and write the one copy (see docs/architecture.md, "Shared memory"):
+ *
+ * | slot | meaning                                  | written by                              |
+ * |------|------------------------------------------|-----------------------------------------|
+ * | 0    | position (RV)                            | whoever owns the channel's writer side  |
+ * | 1    | drained since last service (1 / 0)       | consumer sets, the serving pass clears  |
+ *
+ * The other flags are per thread: each side keeps its own view of its
+ * membership (the worker's member is new on every adopt).
+ */
+
+/** Slots of the position cell. */
+export const CELL_POSITION = 0;
+export const CELL_DRAINED = 1;
+export const CELL_SLOTS = 2;
+
+export class SyncCursor {
+  /** Slot 0: position; slot 1: drained flag (shared with the sync worker in beta). */
+  readonly cell: Float64Array;
+  #start = 0;
+  #unsynced = false;
+  #newUnsynced = false;
+  #passPushes = 0;
+
+  constructor(cell: Float64Array = new Float64Array(CELL_SLOTS)) {
+    if (cell.length < CELL_SLOTS) throw new RangeError(`a cursor cell needs ${CELL_SLOTS} slots, got ${cell.length}`);
+    this.cell = cell;
+  }
+
+  /** Invariant 1: every event it must see with RV <= position is in its channel or initial replay. */
+  get position(): number {
+    return this.cell[CELL_POSITION]!;
+  }
+  /** Where it started: live events at or below it are the normal start overlap, not skips. */
+  get startPosition(): number {
+    return this.#start;
+  }
+  get unsynced(): boolean {
+    return this.#unsynced;
+  }
+  /** New to the unsynced set since its last service (candidate order key 2). */
+  get newUnsynced(): boolean {
+    return this.#newUnsynced;
+  }
+  /** The consumer emptied its channel since the last service (candidate order key 2). */
+  get drainedSinceService(): boolean {
+    return this.cell[CELL_DRAINED] === 1;
+  }
+  /** Events pushed by passes since it went unsynced. */
+  get passPushes(): number {
+    return this.#passPushes;
+  }
+
+  /** The watch starts here (activation). */
+  startAt(position: number): void {
+    this.cell[CELL_POSITION] = position;
+    this.#start = position;
+  }
+  /** Invariant 1: an accepted event (or bookmark) at `rv` moves the position to it. */
+  accepted(rv: number): void {
+    this.cell[CELL_POSITION] = rv;
+  }
+  /** The position reaches at least `rv` (never goes back). */
+  raiseTo(rv: number): void {
+    if (rv > this.cell[CELL_POSITION]!) this.cell[CELL_POSITION] = rv;
+  }
+  /** Invariant 1: a failed push of `rv` leaves the position at most rv - 1, never lower than before. */
+  missed(rv: number): void {
+    this.raiseTo(rv - 1);
+  }
+  /** Enter the unsynced set; false when it already was unsynced. */
+  markUnsynced(): boolean {
+    if (this.#unsynced) return false;
+    this.#unsynced = true;
+    this.#newUnsynced = true;
+    this.#passPushes = 0;
+    return true;
+  }
+  /** Back on the live path. */
+  markSynced(): void {
+    this.#unsynced = false;
+  }
+  /** A pass pushed one event. */
+  pushedByPass(): void {
+    this.#passPushes++;
+  }
+  /** The worker counted `n` pass pushes for this episode (hand-back). */
+  setPassPushes(n: number): void {
+    this.#passPushes = n;
+  }
+  /** A pass served it: both "new" and "drained" are spent. */
+  served(): void {
+    this.#newUnsynced = false;
+    this.cell[CELL_DRAINED] = 0;
+  }
+  /** The consumer emptied its channel. */
+  drained(): void {
+    this.cell[CELL_DRAINED] = 1;
+  }
+}
