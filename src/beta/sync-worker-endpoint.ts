@@ -26,11 +26,14 @@ export class SyncWorkerEndpoint {
         case 'init':
           this.host = new WorkerPassHost(msg.ring, msg.control, msg.pass, msg.indexerFields, msg.triggerField, this.send, this.clock);
           break;
+        case 'slab':
+          this.host!.slabs[msg.id] = msg.buffer;
+          break;
         case 'introduce':
-          for (const a of msg.watchers) this.host!.introduce(a.id, a.channel, a.selection, a.cell, this.known);
+          for (const a of msg.watchers) this.host!.introduce(a, this.known);
           break;
         case 'adopt':
-          for (const a of msg.watchers) this.host!.adopt(a.id, a.position, a.reachedLive, a.channel, a.selection, a.cell, this.known);
+          for (const a of msg.watchers) this.host!.adopt(a, this.known);
           this.wakeArrivals();
           break;
         case 'forget':

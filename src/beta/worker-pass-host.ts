@@ -21,14 +21,15 @@ import { realClock, type Clock } from '../core/clock.js';
 import { WatchCacheEvent } from '../history/watch-cache-event.js';
 import { HistoryRingReader, ReadStatus, TOO_OLD, createRingRecord, type HistoryRingHandle, type RingRecord } from '../ring/history-ring.js';
 import { hash32, NO_VALUE_HASH } from '../ring/hash32.js';
-import { SpscChannel, WriterOwner, type SpscChannelHandle, type Variant } from '../ring/spsc-channel.js';
+import { SpscChannel, WriterOwner, type Variant } from '../ring/spsc-channel.js';
 import { Delivery, Selection } from '../selection/selection.js';
 import type { PassOptions } from '../sync/pass-options.js';
 import { PassScheduler } from '../sync/pass-scheduler.js';
 import { Offer, SyncPass, type PassCursor, type PassHost, type PassMember, type PassStats } from '../sync/sync-pass.js';
 import { SyncCursor } from '../sync/sync-cursor.js';
 import { ControlBlock, type ControlSnapshot } from './control-block.js';
-import type { SelectionSpec, WorkerToMain } from './sync-messages.js';
+import type { AdoptRequest, WorkerToMain } from './sync-messages.js';
+import { openRegion } from './channel-slabs.js';
 import { VARIANT_ADDED, VARIANT_AS_IS, VARIANT_DELETED } from './shared-watcher-channel.js';
 
 /**
@@ -210,16 +211,27 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
     });
   }
 
+  /** Slab id -> buffer (channel-slabs.ts): each arrives once, before any watcher in it. */
+  readonly slabs: SharedArrayBuffer[] = [];
+
   /** Remember a watcher's shared channel, position cell and selection (before it ever stalls). */
-  introduce(id: number, channel: SpscChannelHandle | undefined, spec: SelectionSpec | undefined, cell: SharedArrayBuffer | undefined, known: Map<number, KnownWatcher>): KnownWatcher {
+  introduce(a: AdoptRequest, known: Map<number, KnownWatcher>): KnownWatcher {
+    const id = a.id;
     const existing = known.get(id);
     if (existing !== undefined) return existing;
-    if (channel === undefined || spec === undefined || cell === undefined) throw new Error(`watcher ${id} was never introduced to the sync worker`);
+    const spec = a.selection;
+    let region: { cell: Float64Array; channel: SpscChannel } | undefined;
+    if (a.slot !== undefined) {
+      const buffer = this.slabs[a.slot.slab];
+      if (buffer === undefined) throw new Error(`watcher ${id} is in slab ${a.slot.slab}, which the sync worker never got`);
+      region = openRegion(buffer, { slab: a.slot.slab, offset: a.slot.offset, capacity: a.capacity });
+    } else if (a.channel !== undefined && a.cell !== undefined) region = { channel: new SpscChannel(a.channel), cell: new Float64Array(a.cell) };
+    if (region === undefined || spec === undefined) throw new Error(`watcher ${id} was never introduced to the sync worker`);
     const selection = new Selection(spec, this.indexers, this.triggerField);
     const entry: KnownWatcher = {
-      channel: new SpscChannel(channel),
+      channel: region.channel,
       selection,
-      cell: new Float64Array(cell),
+      cell: region.cell,
       nsHash: selection.namespace === '' ? NO_VALUE_HASH : hash32(selection.namespace),
       nameHash: selection.name === '' ? NO_VALUE_HASH : hash32(selection.name),
       triggerHash: selection.triggerValue === undefined ? NO_VALUE_HASH : hash32(selection.triggerValue),
@@ -228,18 +240,23 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
     return entry;
   }
 
-  adopt(id: number, position: number, reachedLive: boolean, channel: SpscChannelHandle | undefined, spec: SelectionSpec | undefined, cell: SharedArrayBuffer | undefined, known: Map<number, KnownWatcher>): void {
-    const entry = this.introduce(id, channel, spec, cell, known);
-    const m = new WorkerMember(id, entry, position, reachedLive);
-    this.members.set(id, m);
+  adopt(a: AdoptRequest, known: Map<number, KnownWatcher>): void {
+    const entry = this.introduce(a, known);
+    const m = new WorkerMember(a.id, entry, a.position, a.reachedLive);
+    this.members.set(a.id, m);
     this.scheduler.onStall();
   }
 
+  /**
+   * The watcher ended (or its consumer went away): drop it and hand its
+   * writer side back, so the main thread may pool its region again.
+   */
   forget(id: number): void {
     const m = this.members.get(id);
     if (m === undefined) return;
     m.removed = true;
     this.members.delete(id);
+    m.channel.handOff(WriterOwner.SYNC_WORKER, WriterOwner.MAIN);
   }
 
   /** A relist: drop every member and give its channel back to the main thread. */

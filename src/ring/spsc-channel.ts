@@ -8,7 +8,8 @@
  * (MODIFIED delivered as ADDED when the object starts matching, as DELETED
  * when it stops).
  *
- * Layout (one SharedArrayBuffer, Int32 header words, then the slots):
+ * Layout (in one SharedArrayBuffer, from its byteOffset: Int32 header words,
+ * then the slots; offsets below are from the channel's start):
  *
  *   word field          written by           meaning
  *   ---- -------------  -------------------  ---------------------------------------------
@@ -73,6 +74,12 @@ export const POP_CLOSED = -2;
 export interface SpscChannelHandle {
   readonly buffer: SharedArrayBuffer;
   readonly capacity: number;
+  /**
+   * Where the channel starts in `buffer` (a multiple of 8; default 0): many
+   * channels can share one buffer (src/beta/channel-slabs.ts), so a thread
+   * that already has the buffer opens a channel from two numbers.
+   */
+  readonly byteOffset?: number;
 }
 
 const MAGIC = 0x57435350;
@@ -91,6 +98,12 @@ const H_SPACE_EPOCH = 10;
 const H_CANCELLED = 11;
 
 const MAX_CAPACITY = 1 << 28;
+
+function checkCapacity(capacity: number): void {
+  if (!Number.isInteger(capacity) || capacity < 1 || capacity > MAX_CAPACITY) {
+    throw new RangeError(`channel capacity must be an integer in [1, ${MAX_CAPACITY}], got ${capacity}`);
+  }
+}
 
 function foldOutcome(r: WaitOutcome): 'ok' | 'timed-out' {
   return r === 'timed-out' ? 'timed-out' : 'ok';
@@ -112,31 +125,49 @@ export class SpscChannel {
   private popped: Variant = Variant.AS_IS;
   private wakeCount = 0;
 
-  /** A new channel of `capacity` slots, owned by `owner`. */
+  /** Bytes one channel of `capacity` slots takes in a buffer (a multiple of 8). */
+  static bytesFor(capacity: number): number {
+    return (HEADER_BYTES + capacity * 9 + 7) & ~7;
+  }
+
+  /** A new channel of `capacity` slots, owned by `owner`, in a buffer of its own. */
   static create(capacity: number, owner: number = WriterOwner.MAIN): SpscChannel {
-    if (!Number.isInteger(capacity) || capacity < 1 || capacity > MAX_CAPACITY) {
-      throw new RangeError(`channel capacity must be an integer in [1, ${MAX_CAPACITY}], got ${capacity}`);
+    checkCapacity(capacity);
+    return SpscChannel.createIn(new SharedArrayBuffer(SpscChannel.bytesFor(capacity)), 0, capacity, owner);
+  }
+
+  /**
+   * A new channel at `byteOffset` of a shared `buffer` (bytesFor(capacity)
+   * bytes from there; the caller owns that region and nobody else uses it).
+   * Resets the header, so a region can be reused once no thread uses its
+   * previous channel any more.
+   */
+  static createIn(buffer: SharedArrayBuffer, byteOffset: number, capacity: number, owner: number = WriterOwner.MAIN): SpscChannel {
+    checkCapacity(capacity);
+    if (byteOffset % 8 !== 0 || byteOffset < 0 || byteOffset + SpscChannel.bytesFor(capacity) > buffer.byteLength) {
+      throw new RangeError(`spsc channel: region at ${byteOffset} (${SpscChannel.bytesFor(capacity)} bytes) does not fit a buffer of ${buffer.byteLength}`);
     }
-    const buffer = new SharedArrayBuffer(HEADER_BYTES + capacity * 9);
-    const h = new Int32Array(buffer, 0, HEADER_BYTES >> 2);
+    const h = new Int32Array(buffer, byteOffset, HEADER_BYTES >> 2);
+    h.fill(0);
     h[H_MAGIC] = MAGIC;
     h[H_CAPACITY] = capacity;
     h[H_OWNER] = owner | 0;
-    // Sharing the handle (postMessage) orders these initial stores before the other side.
-    return new SpscChannel({ buffer, capacity });
+    // Sharing the handle or the region's offset (postMessage) orders these initial stores before the other side.
+    return new SpscChannel(byteOffset === 0 ? { buffer, capacity } : { buffer, capacity, byteOffset });
   }
 
   constructor(handle: SpscChannelHandle) {
     const cap = handle.capacity;
-    this.h = new Int32Array(handle.buffer, 0, HEADER_BYTES >> 2);
+    const at = handle.byteOffset ?? 0;
+    this.h = new Int32Array(handle.buffer, at, HEADER_BYTES >> 2);
     if (this.h[H_MAGIC] !== MAGIC || this.h[H_CAPACITY] !== cap) {
       throw new Error('spsc channel: handle does not describe a channel');
     }
     this.handle = handle;
     this.capacity = cap;
     this.span = cap * 2;
-    this.refs = new Float64Array(handle.buffer, HEADER_BYTES, cap);
-    this.variants = new Uint8Array(handle.buffer, HEADER_BYTES + cap * 8, cap);
+    this.refs = new Float64Array(handle.buffer, at + HEADER_BYTES, cap);
+    this.variants = new Uint8Array(handle.buffer, at + HEADER_BYTES + cap * 8, cap);
   }
 
   // -- producer side -----------------------------------------------------------
@@ -162,6 +193,31 @@ export class SpscChannel {
     // Dekker pair with waitForData (both sides Atomics): either the consumer
     // sees the new TAIL before parking, or we see DATA_WAITING here.
     if (Atomics.load(h, H_DATA_WAITING) !== 0) this.wake(H_DATA_WAITING, H_DATA_EPOCH);
+    return true;
+  }
+
+  /**
+   * tryPush for a producer whose consumer runs in the same thread and never
+   * parks on the channel (an in-process watcher: its consumer is woken by the
+   * Watcher, not by DATA_EPOCH), and that owns the writer role. Then HEAD and
+   * TAIL are written by this thread only, and plain loads and stores are
+   * enough: no Atomics per push (the live push of a synced beta watcher, issue
+   * 13 deliverable 2). Another thread sees these stores once it takes the
+   * writer role: the hand-off is a compare-and-swap (handOff), and every store
+   * before it happens-before that thread's accesses after its own Atomics
+   * load of WRITER_OWNER.
+   */
+  pushLocal(ref: number, variant: Variant): boolean {
+    const h = this.h;
+    if (h[H_CLOSED] !== 0) return false;
+    const tail = h[H_TAIL]!;
+    let used = tail - h[H_HEAD]!;
+    if (used < 0) used += this.span;
+    if (used >= this.capacity) return false;
+    const slot = tail < this.capacity ? tail : tail - this.capacity;
+    this.refs[slot] = ref;
+    this.variants[slot] = variant;
+    h[H_TAIL] = tail + 1 === this.span ? 0 : tail + 1;
     return true;
   }
 
