@@ -90,7 +90,11 @@ export async function runKepOnce(c: KepConfig): Promise<KepRow> {
   const cpu0 = selfCpuMs();
   const t0 = performance.now();
   writer.start();
-  await sleep(c.stallS * 1000);
+  // The stall phase's first half fills the slow channels; the worker is measured once they are full.
+  await sleep((c.stallS * 1000) / 2);
+  const workerElu0 = cache.betaSync?.workerUtilization();
+  await sleep((c.stallS * 1000) / 2);
+  const workerBusyStall = workerElu0 === undefined ? 0 : (cache.betaSync?.workerUtilization(workerElu0)?.utilization ?? 0);
   ctx.resume();
   await sleep(c.resumeS * 1000);
   writer.stop();
@@ -164,6 +168,7 @@ export async function runKepOnce(c: KepConfig): Promise<KepRow> {
     passWorkMs: passes.workMs,
     catchupShare: passes.workMs / wallMs,
     workerShare: passes.workerMs / wallMs,
+    workerBusyStall,
     scanned: passes.scanned,
     scanRatePerS: passes.scanned / (wallMs / 1000),
     scannedPerPassMs: finite(passes.scanned / (passes.workerMs > 0 ? passes.workerMs : passes.workMs)),

@@ -82,6 +82,12 @@ export interface KepRow {
   catchupShare: number;
   /** Beta: pass time in the sync worker thread / run time (0 otherwise). */
   workerShare: number;
+  /**
+   * Beta: the sync worker thread's event-loop utilization during the stall
+   * phase (every slow channel full, nobody reading them; issue 13 goal 6:
+   * <= 2 % with nothing to move). 0 otherwise.
+   */
+  workerBusyStall: number;
   scanned: number;
   scanRatePerS: number;
   scannedPerPassMs: number;

@@ -20,13 +20,13 @@ export function kepCells(r: KepRow): Cell[] {
 }
 
 export const KEP_CATCHUP_HEADERS = [
-  'variant', 'N slow', 'mode', 'stalls', 'passes', 'catch-up % main', 'worker %', 'scan ev/s', 'pass pushes', 'resynced', 'caught up by reconnect', 'resync p50 ms', 'resync p99 ms', 'resync max ms',
+  'variant', 'N slow', 'mode', 'stalls', 'passes', 'catch-up % main', 'worker %', 'worker busy % (stall, 2nd half)', 'scan ev/s', 'pass pushes', 'resynced', 'caught up by reconnect', 'resync p50 ms', 'resync p99 ms', 'resync max ms',
   'ELU %', 'RSS base MiB', 'RSS peak MiB', 'heap B/watcher', 'RSS B/watcher', 'heap B/slow @end',
 ];
 
 export function kepCatchupCells(r: KepRow): Cell[] {
   return [
-    r.variant, r.slow, r.modeLabel, r.stalls, r.passes, r.catchupShare * 100, r.workerShare * 100, r.scanRatePerS, r.passPushes,
+    r.variant, r.slow, r.modeLabel, r.stalls, r.passes, r.catchupShare * 100, r.workerShare * 100, r.workerBusyStall * 100, r.scanRatePerS, r.passPushes,
     `${r.resync.resynced}/${r.resync.slow}`, r.resync.caughtUpAfterReconnect, r.resync.p50Ms, r.resync.p99Ms, r.resync.maxMs,
     r.elu * 100, r.memory.rssBaseMiB, r.memory.rssPeakMiB, r.memory.heapPerWatcherB, r.memory.rssPerWatcherB, r.memory.heapPerSlowWatcherEndB,
   ];

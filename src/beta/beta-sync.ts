@@ -45,6 +45,11 @@ import { SyncWorkerEndpoint } from './sync-worker-endpoint.js';
 /** Where the sync worker runs: a worker thread (production) or in-process on the engine's clock (simulation). */
 export type SyncWorkerPlacement = 'thread' | 'in-process';
 
+/** Arena bytes the ring may grow to per event of the largest history (payloads are ~4 KiB for a 2 KiB pod). */
+const RING_BYTES_PER_EVENT = 8 * 1024;
+/** The ring's arena limit (Int32 offsets). */
+const MAX_ARENA_BYTES = 0x7ffffff8;
+
 /** Introductions posted per turn of the event loop. */
 const INTRO_CHUNK = 256;
 
@@ -120,7 +125,12 @@ export class BetaSync implements FullChannelPolicy {
     this.lowerBound = init.history.lowerBound;
     let maxCapacity = this.lowerBound;
     while (maxCapacity < init.history.upperBound) maxCapacity *= 2;
-    this.ring = new HistoryRing({ capacity: this.lowerBound, maxCapacity, arenaBytes: Math.max(64 * 1024, this.lowerBound * 2048) });
+    // The ring must hold the whole history (issue 13, deliverable 5): a payload (the event's frame, its
+    // selection data and the previous object's frame) is ~4 KiB for a 2 KiB pod, so the arena may grow
+    // to 8 KiB per event of the largest history (address space reserved, memory used only as it grows);
+    // capped at 2 KiB per event it held about half of a 50,000-event history.
+    const arenaBytes = Math.max(64 * 1024, this.lowerBound * 2048);
+    this.ring = new HistoryRing({ capacity: this.lowerBound, maxCapacity, arenaBytes, maxArenaBytes: Math.min(MAX_ARENA_BYTES, maxCapacity * RING_BYTES_PER_EVENT) });
     this.clock = init.clock;
     this.placement = init.placement;
     this.passOptions = init.pass;
@@ -196,6 +206,17 @@ export class BetaSync implements FullChannelPolicy {
     return this.inProcess?.host;
   }
 
+  /**
+   * The sync worker thread's event-loop utilization since `since` (Node's
+   * EventLoopUtilization; undefined in-process): how busy the thread was,
+   * pass work and wake-ups included (the bench's "worker busy" figure).
+   */
+  workerUtilization(since?: import('node:perf_hooks').EventLoopUtilization): import('node:perf_hooks').EventLoopUtilization | undefined {
+    const w = this.worker;
+    if (w === undefined) return undefined;
+    return since === undefined ? w.performance.eventLoopUtilization() : w.performance.eventLoopUtilization(since);
+  }
+
   /** Test hook: kill the worker thread as a crash would. */
   crashWorkerForTest(): Promise<number> | undefined {
     return this.worker?.terminate();
@@ -210,7 +231,9 @@ export class BetaSync implements FullChannelPolicy {
     if (remoteState !== undefined || this.closed) return new SharedWatcherChannel(capacity, this.history, remoteState);
     this.recycleQuarantine();
     const slot = this.slabs.allocate(capacity);
-    return new SharedWatcherChannel(capacity, this.history, undefined, { slot, buffer: this.slabs.bufferOf(slot) });
+    const channel = new SharedWatcherChannel(capacity, this.history, undefined, { slot, buffer: this.slabs.bufferOf(slot) });
+    channel.onRoomForWorker = this.signalRoom;
+    return channel;
   }
 
   /** Pooled regions in use (tests, memory figures). */
@@ -240,6 +263,7 @@ export class BetaSync implements FullChannelPolicy {
   }
 
   private readonly releasing = new WeakSet<SharedWatcherChannel>();
+  private readonly signalRoom = (): void => this.control.signalRoom();
 
   private recycleQuarantine(): void {
     if (this.quarantine.length === 0) return;

@@ -48,6 +48,8 @@ export class SharedWatcherChannel implements WatcherChannel {
   readonly spsc: SpscChannel;
   /** Consumed in another thread (cache.watchPort): the state cells it shares; undefined when consumed here. */
   readonly remoteState: SharedArrayBuffer | undefined;
+  /** Called after a pop while the sync worker owns the writer side: room for it (ControlBlock.signalRoom). */
+  onRoomForWorker: (() => void) | undefined;
   /** Called (once) when a remote consumer has stopped: the server side unregisters the watch. */
   onRemoteCancel: (() => void) | undefined;
   /** The watcher's position while the worker serves it (written by the worker; survives a worker crash). */
@@ -167,6 +169,8 @@ export class SharedWatcherChannel implements WatcherChannel {
     if (this.detached) return undefined;
     const ref = this.spsc.pop();
     if (ref === POP_EMPTY || ref === POP_CLOSED) return undefined;
+    // Room in a channel the worker feeds: it may be parked because every channel was full.
+    if (!this.mainOwns) this.onRoomForWorker?.();
     const variant = this.spsc.lastVariant as number;
     if (variant === VARIANT_BOOKMARK) return this.bookmarks.shift();
     const h = this.history;

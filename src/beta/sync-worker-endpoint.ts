@@ -15,16 +15,21 @@ export class SyncWorkerEndpoint {
   private readonly send: (msg: WorkerToMain) => void;
   private readonly clock: Clock;
 
-  constructor(send: (msg: WorkerToMain) => void, clock: Clock = realClock) {
+  private readonly roomSignal: boolean;
+
+  /** `roomSignal`: the worker thread parks for room when every channel is full (see WorkerPassHost). */
+  constructor(send: (msg: WorkerToMain) => void, clock: Clock = realClock, roomSignal = false) {
     this.send = send;
     this.clock = clock;
+    this.roomSignal = roomSignal;
   }
 
   handle(msg: MainToWorker): void {
     try {
       switch (msg.op) {
         case 'init':
-          this.host = new WorkerPassHost(msg.ring, msg.control, msg.pass, msg.indexerFields, msg.triggerField, this.send, this.clock);
+          this.host = new WorkerPassHost(msg.ring, msg.control, msg.pass, msg.indexerFields, msg.triggerField, this.send, this.clock, this.roomSignal);
+          this.host.onAllFull = () => this.wakeParkers();
           break;
         case 'slab':
           this.host!.slabs[msg.id] = msg.buffer;
@@ -49,6 +54,7 @@ export class SyncWorkerEndpoint {
           this.host?.scheduler.stop();
           this.host?.reset();
           this.wakeArrivals();
+          this.wakeParkers();
           break;
       }
     } catch (err) {
@@ -73,6 +79,30 @@ export class SyncWorkerEndpoint {
     const a = this.arrivals;
     this.arrivals = [];
     for (const r of a) r();
+  }
+
+  /** Resolves after a pass that found every member's channel full (or when the worker stops). */
+  allFull(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    return new Promise((resolve) => this.parkers.push(resolve));
+  }
+
+  private parkers: (() => void)[] = [];
+
+  private wakeParkers(): void {
+    const p = this.parkers;
+    this.parkers = [];
+    for (const r of p) r();
+  }
+
+  /** A consumer made room in a channel the worker owns. */
+  room(): void {
+    if (!this.stopped) this.host?.scheduler.onRoom();
+  }
+
+  /** Milliseconds until the next pass is due (0: now; Infinity: none scheduled). */
+  get msUntilNextPass(): number {
+    return this.host?.scheduler.msUntilNextPass ?? Infinity;
   }
 
   /** New events were published in the ring. */

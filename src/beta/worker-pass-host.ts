@@ -194,7 +194,15 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
   private scannedCount = 0;
   private decodes = 0;
 
-  constructor(ring: HistoryRingHandle, control: SharedArrayBuffer, options: PassOptions, indexerFields: string[], triggerField: string | undefined, send: (msg: WorkerToMain) => void, clock: Clock = realClock) {
+  /** Called after a pass that found every member's channel full and served nobody (the thread may park for room). */
+  onAllFull: (() => void) | undefined;
+
+  /**
+   * `roomSignal`: the thread wakes on ControlBlock room signals (workers/sync-worker.ts), so a pass
+   * that found every channel full may wait the idle period. In-process hosts (the simulator) keep
+   * the normal period instead.
+   */
+  constructor(ring: HistoryRingHandle, control: SharedArrayBuffer, options: PassOptions, indexerFields: string[], triggerField: string | undefined, send: (msg: WorkerToMain) => void, clock: Clock = realClock, roomSignal = false) {
     this.reader = new HistoryRingReader(ring);
     this.control = new ControlBlock(control);
     this.options = options;
@@ -208,7 +216,19 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
       hasWork: () => this.members.size > 0,
       runPass: (done) => this.pass.run(this.members.values(), (stats) => this.afterPass(stats, done)),
       observeDuration: () => {},
+      signalsRoom: roomSignal,
     });
+  }
+
+  /** The control block (the thread parks on its room word). */
+  get controlBlock(): ControlBlock {
+    return this.control;
+  }
+
+  /** Some member's channel has room (checked after announcing a park for room). */
+  anyMemberHasRoom(): boolean {
+    for (const m of this.members.values()) if (m.accepting && m.free > 0) return true;
+    return false;
   }
 
   /** Slab id -> buffer (channel-slabs.ts): each arrives once, before any watcher in it. */
@@ -385,6 +405,7 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
     this.send({ op: 'pushed', ids: [...this.pushedTo], pushes: this.pushes, scanned: this.scannedCount, decodes: this.decodes, workMs: this.scheduler.workMs, passes: this.scheduler.passes });
     this.pushedTo.clear();
     done(stats);
+    if (this.scheduler.allFull) this.onAllFull?.();
   }
 
   private handBack(m: WorkerMember): void {

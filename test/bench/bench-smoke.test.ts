@@ -39,7 +39,7 @@ for (const mode of ['off', 'alpha', 'beta'] as Mode[]) {
     for (const key of ['latency', 'latencyStall', 'latencyResume', 'writerLag'] as const) {
       for (const f of ['count', 'meanUs', 'p50Us', 'p90Us', 'p99Us', 'p999Us', 'maxUs'] as const) assert.equal(typeof row[key][f], 'number', `${key}.${f}`);
     }
-    for (const f of ['eventsWritten', 'eventsPerSecIn', 'pushes', 'pushesPerSecOut', 'forceCloses', 'healthyEnded', 'expired410', 'reconnects', 'encodingsPerEvent', 'msgpackPerEvent', 'passes', 'passWorkMs', 'catchupShare', 'workerShare', 'scanned', 'scanRatePerS', 'elu', 'cpuMs'] as const) {
+    for (const f of ['eventsWritten', 'eventsPerSecIn', 'pushes', 'pushesPerSecOut', 'forceCloses', 'healthyEnded', 'expired410', 'reconnects', 'encodingsPerEvent', 'msgpackPerEvent', 'passes', 'passWorkMs', 'catchupShare', 'workerShare', 'workerBusyStall', 'scanned', 'scanRatePerS', 'elu', 'cpuMs'] as const) {
       assert.equal(typeof row[f], 'number', f);
     }
     for (const f of ['slow', 'resynced', 'p50Ms', 'p99Ms', 'maxMs'] as const) assert.equal(typeof row.resync[f], 'number', `resync.${f}`);

@@ -11,6 +11,7 @@ import { ChannelSlabs, regionBytes } from '../../src/beta/channel-slabs.js';
 import { SyncWorkerEndpoint } from '../../src/beta/sync-worker-endpoint.js';
 import type { MainToWorker } from '../../src/beta/sync-messages.js';
 import { SpscChannel, WriterOwner } from '../../src/ring/spsc-channel.js';
+import { ControlBlock } from '../../src/beta/control-block.js';
 import { churn, flush, pod, setup, VirtualClock } from '../unit/support/harness.js';
 
 function buffersIn(value: unknown, seen = new Set<unknown>()): number {
@@ -90,4 +91,18 @@ test('beta: introductions and stalls carry no SharedArrayBuffer; each slab is se
   } finally {
     SyncWorkerEndpoint.prototype.handle = handle;
   }
+});
+
+test('ControlBlock room signal: a pop wakes the worker only while it announced it waits for room', () => {
+  const c = new ControlBlock();
+  const { array, index } = c.roomWord;
+  const e0 = Atomics.load(array, index);
+  c.signalRoom();
+  assert.equal(Atomics.load(array, index), e0, 'nobody waits: no wake-up, no epoch change');
+  const epoch = c.armRoomWait();
+  assert.equal(epoch, e0);
+  c.signalRoom();
+  assert.equal(Atomics.load(array, index), e0 + 1, 'the waiting worker is woken once');
+  c.signalRoom();
+  assert.equal(Atomics.load(array, index), e0 + 1, 'and only once');
 });
