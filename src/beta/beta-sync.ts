@@ -130,7 +130,7 @@ export class BetaSync implements FullChannelPolicy {
     // to 8 KiB per event of the largest history (address space reserved, memory used only as it grows);
     // capped at 2 KiB per event it held about half of a 50,000-event history.
     const arenaBytes = Math.max(64 * 1024, this.lowerBound * 2048);
-    this.ring = new HistoryRing({ capacity: this.lowerBound, maxCapacity, arenaBytes, maxArenaBytes: Math.min(MAX_ARENA_BYTES, maxCapacity * RING_BYTES_PER_EVENT) });
+    this.ring = new HistoryRing({ capacity: this.lowerBound, maxCapacity, arenaBytes, maxArenaBytes: Math.max(arenaBytes, Math.min(MAX_ARENA_BYTES, maxCapacity * RING_BYTES_PER_EVENT)) });
     this.clock = init.clock;
     this.placement = init.placement;
     this.passOptions = init.pass;
@@ -318,6 +318,7 @@ export class BetaSync implements FullChannelPolicy {
           nameHash: hash32(event.name),
           triggerHash: hashOptional(event.triggerValue === '' ? undefined : event.triggerValue),
           prevTriggerHash: hashOptional(event.prevTriggerValue === '' ? undefined : event.prevTriggerValue),
+          hasPrev: prevFrame !== undefined,
         },
         bytes,
       );

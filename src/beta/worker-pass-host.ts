@@ -19,7 +19,7 @@ import { Unpackr } from 'msgpackr';
 import type { ChangeType, IndexerFunc, KubeObject } from '../core/types.js';
 import { realClock, type Clock } from '../core/clock.js';
 import { WatchCacheEvent } from '../history/watch-cache-event.js';
-import { HistoryRingReader, ReadStatus, TOO_OLD, createRingRecord, type HistoryRingHandle, type RingRecord } from '../ring/history-ring.js';
+import { EventTypeCode, HistoryRingReader, ReadStatus, TOO_OLD, createRingRecord, type HistoryRingHandle, type RingRecord } from '../ring/history-ring.js';
 import { hash32, NO_VALUE_HASH } from '../ring/hash32.js';
 import { SpscChannel, WriterOwner, type Variant } from '../ring/spsc-channel.js';
 import { Delivery, Selection } from '../selection/selection.js';
@@ -70,6 +70,8 @@ export class WorkerMember implements PassMember {
   reachedLive: boolean;
   removed = false;
 
+  /** It selects everything: the slot's type decides its delivery, no decode needed (issue 13, deliverable 4). */
+  readonly everything: boolean;
   /** Scope hashes: a cheap test before any event is decoded for this member. */
   private readonly nsHash: number;
   private readonly nameHash: number;
@@ -83,6 +85,7 @@ export class WorkerMember implements PassMember {
     this.nsHash = known.nsHash;
     this.nameHash = known.nameHash;
     this.triggerHash = known.triggerHash;
+    this.everything = known.selection.everything;
     this.cursor.startAt(position);
     this.cursor.markUnsynced();
     this.reachedLive = reachedLive;
@@ -126,10 +129,17 @@ export class RingEventRef {
   readonly nameHash: number;
   readonly triggerHash: number;
   readonly prevTriggerHash: number;
+  /**
+   * What a select-everything watcher receives (Selection.classify with no
+   * scope and no selectors): the event as it is, except a MODIFIED without a
+   * previous object, which arrives as ADDED.
+   */
+  readonly everythingVariant: number;
   decoded: WatchCacheEvent | null | undefined; // undefined: not yet; null: overwritten
   constructor(r: RingRecord) {
     this.index = r.absIndex;
     this.rv = r.rv;
+    this.everythingVariant = r.type === EventTypeCode.MODIFIED && !r.hasPrev ? VARIANT_ADDED : VARIANT_AS_IS;
     this.nsHash = r.nsHash;
     this.nameHash = r.nameHash;
     this.triggerHash = r.triggerHash;
@@ -316,6 +326,15 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
   }
 
   offer(m: WorkerMember, ref: RingEventRef): Offer {
+    if (m.everything) {
+      // Invariant 4 (selection): with no scope and no selectors, classify() depends only on the type
+      // and on whether a previous object exists, both in the slot: no payload decode for this member.
+      // (An event overwritten meanwhile reaches the consumer as OVERWRITTEN: its 410, never wrong data.)
+      if (!m.channel.tryPush(ref.index, ref.everythingVariant as Variant)) return Offer.Full;
+      this.pushedTo.add(m.id);
+      this.pushes++;
+      return Offer.Pushed;
+    }
     if (!m.mightSelect(ref)) return Offer.NotSelected;
     const ev = this.decode(ref);
     if (ev === undefined) return Offer.Full; // overwritten while scanning: owed; expiry decides next pass
@@ -342,7 +361,17 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
   }
 
   defer(fn: () => void): void {
+    // The retry rounds wait for consumers to drain: wake the ones this pass fed first (issue 13,
+    // deliverable 4), or the rounds find the channels as full as they left them.
+    this.notifyPushed();
     this.clock.setTimeout(fn, 0);
+  }
+
+  /** Tell the main thread which members were pushed into since the last notice (it wakes their consumers). */
+  private notifyPushed(): void {
+    if (this.pushedTo.size === 0) return;
+    this.send({ op: 'pushed', ids: [...this.pushedTo], pushes: this.pushes, scanned: this.scannedCount, decodes: this.decodes, workMs: this.scheduler.workMs, passes: this.scheduler.passes });
+    this.pushedTo.clear();
   }
 
   served(m: WorkerMember): void {
