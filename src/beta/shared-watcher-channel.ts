@@ -167,7 +167,8 @@ export class SharedWatcherChannel implements WatcherChannel {
 
   shift(): WatchEvent | undefined | typeof OVERWRITTEN {
     if (this.detached) return undefined;
-    const ref = this.spsc.pop();
+    // While this thread is the producer of a channel it consumes, both ends are its own: plain loads and stores.
+    const ref = this.mainOwns && this.remoteState === undefined ? this.spsc.popLocal() : this.spsc.pop();
     if (ref === POP_EMPTY || ref === POP_CLOSED) return undefined;
     // Room in a channel the worker feeds: it may be parked because every channel was full.
     if (!this.mainOwns) this.onRoomForWorker?.();
@@ -180,7 +181,8 @@ export class SharedWatcherChannel implements WatcherChannel {
 
   clear(): void {
     if (this.detached) return;
-    while (this.spsc.pop() >= 0);
+    if (this.mainOwns && this.remoteState === undefined) while (this.spsc.popLocal() >= 0);
+    else while (this.spsc.pop() >= 0);
     this.bookmarks.length = 0;
   }
 
