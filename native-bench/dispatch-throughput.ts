@@ -9,6 +9,7 @@
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { MemoryStore, WatchCache, type Mode } from '../src/index.js';
+import { asWatcher } from '../src/watch/watcher.js';
 
 interface Row {
   mode: Mode;
@@ -36,7 +37,7 @@ async function measure(mode: Mode, watchers: number, events: number): Promise<Ro
   await new Promise((r) => setImmediate(r));
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
   const heap1 = process.memoryUsage().heapUsed;
-  const pushed = ws.reduce((a, w) => a + w.queue.size, 0);
+  const pushed = ws.reduce((a, w) => a + asWatcher(w).queue.size, 0);
   if (pushed !== watchers * events) throw new Error(`expected ${watchers * events} pushes, got ${pushed}`);
   await cache.stop();
   return { mode, watchers, events, seconds, eventsPerSec: events / seconds, pushesPerSec: pushed / seconds, heapDeltaBytesPerEvent: (heap1 - heap0) / events };

@@ -44,7 +44,7 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 const immediate = (): Promise<void> => new Promise((r) => setImmediate(r));
 
 async function counter(cache: WatchCache, name: string, labels: Record<string, string> = {}): Promise<number> {
-  return cache.metrics.value(name, labels);
+  return cache.metricValue(name, labels);
 }
 
 /** One run, in this process. */

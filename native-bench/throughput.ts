@@ -16,7 +16,7 @@
  *
  *   node dist/native-bench/throughput.js [--quick|--full] [--modes off,alpha,beta] [--json FILE]
  */
-import { MemoryStore, WatchCache, type KubeObject, type Mode, type Watcher, type WatchOptions } from '../src/index.js';
+import { MemoryStore, WatchCache, type KubeObject, type Mode, type Watch, type WatchOptions } from '../src/index.js';
 import { PhaseProbe } from './lib/engine-probe.js';
 import { finite } from './lib/hist.js';
 import { isMain, runIsolated, serveChild } from './lib/isolate.js';
@@ -39,11 +39,11 @@ const immediate = (): Promise<void> => new Promise((r) => setImmediate(r));
 class Consumer {
   received = 0;
   constructor(
-    readonly w: Watcher,
+    readonly w: Watch,
     private readonly cache: WatchCache,
   ) {}
   async run(): Promise<void> {
-    const metrics = this.cache.metrics;
+    const metrics = this.cache.encodings;
     for await (const ev of this.w) {
       ev.jsonLine(metrics);
       this.received++;
@@ -88,8 +88,8 @@ export async function runThroughputOnce(c: ThroughputConfig): Promise<Throughput
   fullGc();
   await immediate();
   const received0 = consumers.reduce((a, x) => a + x.received, 0);
-  const stalls0 = await cache.metrics.value('apiserver_watch_cache_watcher_stalls_total');
-  const closes0 = await cache.metrics.value('apiserver_terminated_watchers_total', { reason: 'unresponsive' });
+  const stalls0 = await cache.metricValue('apiserver_watch_cache_watcher_stalls_total');
+  const closes0 = await cache.metricValue('apiserver_terminated_watchers_total', { reason: 'unresponsive' });
   probe.reset();
   const elu0 = performance.eventLoopUtilization();
   const t0 = performance.now();
@@ -104,8 +104,8 @@ export async function runThroughputOnce(c: ThroughputConfig): Promise<Throughput
   const p = probe.totals();
   probe.close();
   const pushes = consumers.reduce((a, x) => a + x.received, 0) - received0;
-  const stalls = (await cache.metrics.value('apiserver_watch_cache_watcher_stalls_total')) - stalls0;
-  const forceCloses = (await cache.metrics.value('apiserver_terminated_watchers_total', { reason: 'unresponsive' })) - closes0;
+  const stalls = (await cache.metricValue('apiserver_watch_cache_watcher_stalls_total')) - stalls0;
+  const forceCloses = (await cache.metricValue('apiserver_terminated_watchers_total', { reason: 'unresponsive' })) - closes0;
   for (const x of consumers) x.w.stop();
   await cache.stop();
   await Promise.race([Promise.all(loops), new Promise((r) => setTimeout(r, 2000))]);

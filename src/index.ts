@@ -40,7 +40,10 @@ export {
   type WatchEventLike,
   type WatchEventType,
 } from './core/types.js';
-export { Watcher, type EndReason } from './watch/watcher.js';
+export type { EndReason } from './watch/watcher.js';
+export type { Watch, CacheWatchEvent, ObjectWatchEvent, ErrorWatchEvent } from './watch/watch.js';
+export { CHANNEL_NAMES, observe, type StallMessage, type ResyncMessage, type ExpireMessage, type WatcherEndMessage, type PassMessage, type CatchUpMainMessage, type MirrorMessage, type EventPhasesMessage } from './observe/channels.js';
+export type { EncodingCounter } from './wire/watch-event.js';
 export { openWatch, RemoteWatch, type WatchPortHandle } from './beta/watch-port.js';
 export { WatchEvent } from './wire/watch-event.js';
 export { DEFAULT_PASS_OPTIONS, type PassOptions } from './sync/pass-options.js';

@@ -18,7 +18,8 @@
  * always comes back to a pending next(); it does not yield (yielding would
  * queue it behind every slow client's setImmediate and inflate its tail).
  */
-import type { Watcher, WatchCache, WatchEvent } from '../../src/index.js';
+import type { WatchCache, WatchEvent } from '../../src/index.js';
+import { asWatcher, type Watcher } from '../../src/watch/watcher.js';
 import { LatencyRecorder } from '../lib/hist.js';
 import type { SlowVariant } from '../lib/types.js';
 import type { SendTimes } from './writer.js';
@@ -47,7 +48,7 @@ export class KepContext {
   }
 
   watch(resourceVersion: string): Watcher {
-    return this.cache.watch({ resourceVersion, channelCapacity: this.channelCapacity });
+    return asWatcher(this.cache.watch({ resourceVersion, channelCapacity: this.channelCapacity })); // the bench reads its unsynced flag
   }
 
   resume(): void {
@@ -125,7 +126,7 @@ export class HealthyClient {
   }
 
   async run(): Promise<void> {
-    const metrics = this.ctx.cache.metrics;
+    const metrics = this.ctx.cache.encodings;
     let sinceYield = 0;
     for (;;) {
       const r = await this.w.next();
@@ -175,7 +176,7 @@ export class SlowClient {
 
   async run(): Promise<void> {
     const ctx = this.ctx;
-    const metrics = ctx.cache.metrics;
+    const metrics = ctx.cache.encodings;
     const interval = ctx.slowReadRate > 0 ? 1000 / ctx.slowReadRate : Infinity;
     let sinceYield = 0;
     let relist = false;

@@ -127,7 +127,7 @@ async function engine(etcd: EtcdServer, w: number, c: EtcdPeerConfig): Promise<E
     void (async () => {
       for await (const ev of x) {
         if (ev.type !== 'ADDED' && ev.type !== 'MODIFIED') continue;
-        ev.jsonLine(cache.metrics);
+        ev.jsonLine(cache.encodings);
         record(sink, ev.object.metadata.annotations);
       }
     })();

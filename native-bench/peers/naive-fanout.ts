@@ -89,7 +89,7 @@ export async function runNaiveOnce(c: NaiveConfig): Promise<NaiveRow> {
     };
     void (async () => {
       for await (const ev of healthy) {
-        ev.jsonLine(wc.metrics);
+        ev.jsonLine(wc.encodings);
         if (!stopped) lat.recordMs(performance.now() - sendTimes.at(ev.rv));
       }
     })();

@@ -101,3 +101,9 @@ export class ObjectState {
     return state;
   }
 }
+
+/** A state key `namespace/name` back into its two parts. */
+export function splitKey(key: string): [string, string] {
+  const i = key.indexOf('/');
+  return [key.slice(0, i), key.slice(i + 1)];
+}

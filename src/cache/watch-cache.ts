@@ -17,54 +17,48 @@
 import { realClock, type Clock, type TimerHandle } from '../core/clock.js';
 import {
   BadRequestError,
-  NotFoundError,
-  ResourceExpiredError,
   ServiceUnavailableError,
-  TooLargeResourceVersionError,
-  TooManyRequestsError,
   toWatchCacheError,
   type WatchCacheError,
 } from '../core/errors.js';
-import { DEFAULT_RESOURCE, apiVersionOf, objectKey, type IndexerFunc, type KubeObject, type ResourceInfo, type Store, type StoreEvent } from '../core/types.js';
+import { DEFAULT_RESOURCE, apiVersionOf, type IndexerFunc, type KubeObject, type ResourceInfo, type Store, type StoreEvent } from '../core/types.js';
 import { BookmarkScheduler, bookmarkEvent } from '../dispatch/bookmark-scheduler.js';
 import { Dispatcher } from '../dispatch/dispatcher.js';
 import { WatcherIndex } from '../dispatch/watcher-index.js';
 import { EventHistory, type HistoryBounds } from '../history/event-history.js';
 import { WatchCacheEvent } from '../history/watch-cache-event.js';
+import type { Registry } from 'prom-client';
 import { CacheMetrics } from '../metrics/cache-metrics.js';
 import { Selection } from '../selection/selection.js';
 import { resolvePassOptions } from '../sync/pass-options.js';
-import { StallPolicy } from '../sync/stall-policy.js';
-import { BetaSync } from '../beta/beta-sync.js';
 import type { SharedWatcherChannel } from '../beta/shared-watcher-channel.js';
 import { newPortState, type WatchPortHandle } from '../beta/watch-port.js';
 import type { CatchUpStrategy } from '../modes/catch-up-strategy.js';
 import { createStrategy } from '../modes/strategies.js';
+import { registerStrategy } from './cache-internals.js';
 import { SnapshotSource, type InitialSource } from '../watch/initial-source.js';
+import type { Watch } from '../watch/watch.js';
 import { Watcher, type EndReason, type WatcherOwner } from '../watch/watcher.js';
-import { WatchEvent, msgpack } from '../wire/watch-event.js';
+import { msgpack, type EncodingCounter, type WatchEvent } from '../wire/watch-event.js';
 import { checkMode, checkPositive, suggestedChannelSize, type Mode, type WatchCacheOptions } from './cache-options.js';
-import { decodeContinue } from './continue-token.js';
 import { Freshness } from './freshness.js';
-import { buildPage, type ListPage } from './list-page.js';
-import { ObjectState } from './object-state.js';
+import { ObjectState, splitKey } from './object-state.js';
+import { CacheReads, type ListResult } from './cache-reads.js';
 import { Reflector } from './reflector.js';
 import { channels } from '../observe/channels.js';
 import { Delivery } from '../selection/selection.js';
 import { Expiry, errorEvent } from './expiry.js';
-import { validateListOptions, validateWatchOptions, type GetOptions, type ListOptions, type ValidatedWatch, type WatchOptions } from './request-options.js';
+import { validateWatchOptions, type GetOptions, type ListOptions, type ValidatedWatch, type WatchOptions } from './request-options.js';
 
-export interface ListResult {
-  apiVersion: string;
-  kind: string;
-  metadata: { resourceVersion: string; continue?: string; remainingItemCount?: number };
-  items: KubeObject[];
-}
+export type { ListResult } from './cache-reads.js';
 
-export class WatchCache implements WatcherOwner {
+export class WatchCache {
   readonly mode: Mode;
   readonly resource: ResourceInfo;
-  readonly metrics: CacheMetrics;
+  /** The prom-client Registry the cache's metrics are in (options.registry, or its own). */
+  readonly metrics: Registry;
+  /** The metrics themselves (engine-internal). */
+  private readonly counters: CacheMetrics;
   private readonly store: Store;
   private readonly clock: Clock;
   private readonly indexers: Record<string, IndexerFunc>;
@@ -82,6 +76,7 @@ export class WatchCache implements WatcherOwner {
   private readonly bookmarks: BookmarkScheduler;
   private readonly freshness: Freshness;
   private readonly reflector: Reflector;
+  private readonly reads: CacheReads;
   private readonly watchers = new Set<Watcher>();
   private readonly timeouts = new Map<Watcher, TimerHandle>();
   private rv = 0;
@@ -106,12 +101,13 @@ export class WatchCache implements WatcherOwner {
     this.blockTimeoutMs = checkPositive('blockTimeoutMs', options.blockTimeoutMs, 3000);
     this.skipTimeoutFallback = options.skipTimeoutFallback === true;
     const passOptions = resolvePassOptions(options.pass, this.mode);
-    this.metrics = new CacheMetrics(this.resource, options.registry);
+    this.counters = new CacheMetrics(this.resource, options.registry);
+    this.metrics = this.counters.registry;
     this.history = new EventHistory(options.history);
-    this.history.onResize = (c) => this.metrics.capacity.set(c);
-    this.metrics.capacity.set(this.history.capacity);
+    this.history.onResize = (c) => this.counters.capacity.set(c);
+    this.counters.capacity.set(this.history.capacity);
     this.index = new WatcherIndex(this.triggerField !== undefined);
-    this.expiry = new Expiry(this.metrics, (w) => {
+    this.expiry = new Expiry(this.counters, (w) => {
       this.index.remove(w);
       this.strategy.onEnded(w);
     }, this);
@@ -119,7 +115,7 @@ export class WatchCache implements WatcherOwner {
     this.strategy = createStrategy(this.mode, {
       clock: this.clock,
       history: this.history,
-      metrics: this.metrics,
+      metrics: this.counters,
       index: this.index,
       bookmarks: this.bookmarks,
       expiry: this.expiry,
@@ -133,14 +129,30 @@ export class WatchCache implements WatcherOwner {
       cacheRV: () => this.rv,
       register: (w, position, initial) => this.register(w, position, initial),
     });
-    this.dispatcher = new Dispatcher(this.index, this.strategy, this.metrics);
+    registerStrategy(this, this.strategy);
+    this.dispatcher = new Dispatcher(this.index, this.strategy, this.counters);
     this.freshness = new Freshness(
       this.clock,
       this.blockTimeoutMs,
       () => this.rv,
-      (s) => this.metrics.readWait.observe(s),
+      (s) => this.counters.readWait.observe(s),
       this.store.requestProgress === undefined ? undefined : () => this.store.requestProgress!(),
     );
+    this.reads = new CacheReads({
+      store: this.store,
+      state: this.state,
+      history: this.history,
+      freshness: this.freshness,
+      counters: this.counters,
+      resource: this.resource,
+      indexers: this.indexers,
+      triggerField: this.triggerField,
+      skipTimeoutFallback: this.skipTimeoutFallback,
+      cacheRV: () => this.rv,
+      normalize: (o) => this.normalize(o),
+      checkRunning: () => this.checkRunning(),
+      consistentRV: () => this.consistentRV(),
+    });
     this.reflector = new Reflector(this.store, this.clock, {
       replace: (items, rv) => this.replace(items, rv),
       apply: (event) => this.ingest(event),
@@ -155,8 +167,20 @@ export class WatchCache implements WatcherOwner {
   get resourceVersion(): number {
     return this.rv;
   }
-  get metricsRegistry(): CacheMetrics['registry'] {
-    return this.metrics.registry;
+  /** Same as `metrics` (kept for older callers). */
+  get metricsRegistry(): Registry {
+    return this.metrics;
+  }
+  /** Counts event encodings: pass it to `WatchEvent.jsonLine` / `msgpackFrame` when writing a stream. */
+  get encodings(): EncodingCounter {
+    return this.counters;
+  }
+  /**
+   * The current value of one of this cache's metrics (its group/resource series only;
+   * `labels` narrows further). Counters and gauges: the value; histograms: the count.
+   */
+  metricValue(name: string, labels: Record<string, string> = {}): Promise<number> {
+    return this.counters.value(name, labels);
   }
   /** Listed once and watching its store. */
   get ready(): boolean {
@@ -205,7 +229,7 @@ export class WatchCache implements WatcherOwner {
     this.history.append(wce); // step 3: appended before it is dispatched (invariant 1)
     const t1 = timed ? performance.now() : 0;
     // The mode's mirror (beta: the shared ring), before the event is applied and dispatched.
-    const frame = this.strategy.mirror(wce, prev === undefined ? undefined : (encode) => this.state.frameOf(wce.namespace, wce.name, encode));
+    const frame = this.strategy.watchers.mirror(wce, prev === undefined ? undefined : (encode) => this.state.frameOf(wce.namespace, wce.name, encode));
     const t2 = timed ? performance.now() : 0;
     this.state.apply(wce, frame); // step 4
     this.rv = wce.rv;
@@ -214,7 +238,7 @@ export class WatchCache implements WatcherOwner {
     let t4 = 0;
     if (timed) {
       t3 = performance.now();
-      wce.deliver(Delivery.AsIs).jsonLine(this.metrics); // made once here, as encode-once would on first use
+      wce.deliver(Delivery.AsIs).jsonLine(this.counters); // made once here, as encode-once would on first use
       t4 = performance.now();
     }
     this.dispatcher.dispatch(wce); // step 5
@@ -244,10 +268,10 @@ export class WatchCache implements WatcherOwner {
       // serves it from there. Anyone else could miss changes hidden in the new list.
       // (A history replay in progress continues from its copied batch; if the reset overtakes it,
       // initialOvertaken gives it its 410 at the RV it reached.)
-      if (continuous && (!w.unsynced || this.strategy.positionOf(w) >= listRV)) survivors.push(w);
+      if (continuous && (!w.unsynced || this.strategy.watchers.positionOf(w) >= listRV)) survivors.push(w);
       else ended.push(w);
     }
-    const endedLater = this.strategy.relistStarting(listRV, survivors, ended);
+    const endedLater = this.strategy.watchers.relistStarting(listRV, survivors, ended);
     this.state.replace(items.map((o) => this.normalize(o)));
     this.rv = Math.max(this.rv, listRV);
     this.dispatcher.reset(this.rv);
@@ -270,8 +294,10 @@ export class WatchCache implements WatcherOwner {
   // ------------------------------------------------------------------ watch
 
   /** Start a watch. Throws BadRequestError synchronously for malformed options. */
-  watch(options: WatchOptions = {}): Watcher {
-    return this.startWatch(options, validateWatchOptions(options), undefined);
+  watch(options: WatchOptions = {}): Watch {
+    // The engine's events are the public union at runtime: an ERROR event is only ever built by
+    // errorEvent() around a Status (src/cache/expiry.ts).
+    return this.startWatch(options, validateWatchOptions(options), undefined) as unknown as Watch;
   }
 
   /**
@@ -282,7 +308,7 @@ export class WatchCache implements WatcherOwner {
    * the cache has (a consistent '' start cannot be fixed synchronously).
    */
   watchPort(options: WatchOptions = {}): WatchPortHandle {
-    const ring = this.strategy.ringHandle;
+    const ring = this.strategy.watchers.ringHandle;
     if (ring === undefined) throw new BadRequestError(`watchPort needs mode beta (this cache runs ${this.mode})`);
     const v = validateWatchOptions(options);
     if (v.rv === '') throw new BadRequestError('watchPort: resourceVersion "" (a consistent start) cannot be fixed synchronously; use "0" or an RV');
@@ -313,11 +339,11 @@ export class WatchCache implements WatcherOwner {
     if (this.phase === 'new') throw new ServiceUnavailableError('watch cache is not started: call start() first', 1);
     const usesTrigger = selection.triggerValue !== undefined;
     const capacity = v.channelCapacity ?? this.channelCapacity ?? suggestedChannelSize(this.history.capacity, this.history.eventFreshDurationMs, this.triggerField !== undefined, usesTrigger);
-    const spec = this.strategy.channelFor(capacity, remoteState);
-    const w = new Watcher({ id: this.nextWatcherId++, selection, capacity, allowBookmarks: v.allowBookmarks, owner: this, ...(spec ?? {}) });
+    const spec = this.strategy.watchers.channelFor(capacity, remoteState);
+    const w = new Watcher({ id: this.nextWatcherId++, selection, capacity, allowBookmarks: v.allowBookmarks, owner: this.owner, ...(spec ?? {}) });
     this.watchers.add(w);
-    this.metrics.registeredWatchers.set(this.watchers.size);
-    this.strategy.registered(w);
+    this.counters.registeredWatchers.set(this.watchers.size);
+    this.strategy.watchers.registered(w);
     if (v.timeoutMs !== Infinity) {
       w.deadline = this.clock.now() + v.timeoutMs;
       this.timeouts.set(w, this.clock.setTimeout(() => w.stop('timeout'), v.timeoutMs));
@@ -393,7 +419,7 @@ export class WatchCache implements WatcherOwner {
       this.expiry.atStart(w, rv, oldest === undefined ? this.rv : oldest - 1);
       return;
     }
-    this.strategy.startBehind(w, rv);
+    this.strategy.watchers.startBehind(w, rv);
   }
 
   private register(w: Watcher, position: number, initial: InitialSource | undefined): void {
@@ -409,9 +435,16 @@ export class WatchCache implements WatcherOwner {
     w.drain('error', errorEvent(err));
   }
 
-  // ---- WatcherOwner ----
+  // ---- WatcherOwner (internal: what a watcher tells its cache) ----
 
-  watcherEnded(w: Watcher, reason: EndReason): void {
+  private readonly owner: WatcherOwner = {
+    watcherEnded: (w, reason) => this.watcherEnded(w, reason),
+    watcherHasRoom: (w) => this.strategy.onRoom(w),
+    initialOvertaken: (w) => this.strategy.initialOvertaken(w),
+    channelOverwritten: (w) => this.channelOverwritten(w),
+  };
+
+  private watcherEnded(w: Watcher, reason: EndReason): void {
     if (w.queue.remote === true && reason !== 'expired' && reason !== 'client') w.queue.endRemote?.();
     if (channels.watcherEnd.hasSubscribers) channels.watcherEnd.publish({ cache: this, watcherId: w.id, reason });
     this.index.remove(w);
@@ -421,18 +454,10 @@ export class WatchCache implements WatcherOwner {
       this.clock.clearTimeout(t);
       this.timeouts.delete(w);
     }
-    if (this.watchers.delete(w)) this.metrics.registeredWatchers.set(this.watchers.size);
+    if (this.watchers.delete(w)) this.counters.registeredWatchers.set(this.watchers.size);
   }
 
-  watcherHasRoom(w: Watcher): void {
-    this.strategy.onRoom(w);
-  }
-
-  initialOvertaken(w: Watcher): void {
-    this.strategy.initialOvertaken(w);
-  }
-
-  channelOverwritten(w: Watcher): void {
+  private channelOverwritten(w: Watcher): void {
     // The event its channel references has left the history: an honest 410, never wrong data.
     // Also while draining toward an expiry 410: the rest of the backlog follows a gap, so it is
     // dropped and the 410 comes now. The client resumes from what it received; that is what aged out.
@@ -440,73 +465,21 @@ export class WatchCache implements WatcherOwner {
     this.expiry.dropBacklog(w, oldest - 1, !w.reachedLive);
   }
 
-  // ------------------------------------------------------------------ list / get
+  // ------------------------------------------------------------------ list / get (src/cache/cache-reads.ts)
 
   /** List with Kubernetes RV semantics ('' consistent, '0' any, 'N' NotOlderThan or Exact; limit + continue). */
-  async list(options: ListOptions = {}): Promise<ListResult> {
-    const v = validateListOptions(options);
-    const selection = new Selection({ namespace: options.namespace, labelSelector: options.labelSelector, fieldSelector: options.fieldSelector }, this.indexers, this.triggerField);
-    this.checkRunning();
-    let page: ListPage;
-    if (options.continue !== undefined && options.continue !== '') {
-      const point = decodeContinue(options.continue);
-      page = this.pageAt(point.rv, selection, v.limit, point.start, true);
-    } else if (v.rv === '') {
-      page = await this.consistentRead(
-        () => this.pageNow(selection, v.limit),
-        async () => {
-          const snap = await this.store.list();
-          const byKey = new Map(snap.items.map((o) => [objectKey(o.metadata.namespace ?? '', o.metadata.name ?? ''), this.normalize(o)]));
-          return buildPage([...byKey.keys()].sort(), (k) => byKey.get(k), selection, snap.resourceVersion, v.limit, undefined);
-        },
-      );
-    } else if (v.rv === 0) {
-      page = this.pageNow(selection, v.limit);
-    } else {
-      await this.freshness.wait(v.rv);
-      page = v.match === 'Exact' ? this.pageAt(v.rv, selection, v.limit, undefined, false) : this.pageNow(selection, v.limit);
-    }
-    const metadata: ListResult['metadata'] = { resourceVersion: String(page.resourceVersion) };
-    if (page.continue !== undefined) metadata.continue = page.continue;
-    if (page.remainingItemCount !== undefined) metadata.remainingItemCount = page.remainingItemCount;
-    return { apiVersion: apiVersionOf(this.resource), kind: `${this.resource.kind}List`, metadata, items: page.items };
+  list(options: ListOptions = {}): Promise<ListResult> {
+    return this.reads.list(options);
   }
 
   /** Get one object ('' consistent, '0' any, 'N' not older than N). */
-  async get(namespace: string, name: string, options: GetOptions = {}): Promise<KubeObject> {
-    const v = validateListOptions({ resourceVersion: options.resourceVersion });
-    if (typeof name !== 'string' || name === '') throw new BadRequestError('name is required');
-    this.checkRunning();
-    const lookup = (): KubeObject => {
-      const obj = this.state.get(namespace ?? '', name);
-      if (obj === undefined) throw new NotFoundError(this.resource.kind, name);
-      return obj;
-    };
-    if (v.rv === '') {
-      return this.consistentRead(lookup, async () => {
-        const snap = await this.store.list();
-        const obj = snap.items.find((o) => (o.metadata.namespace ?? '') === (namespace ?? '') && o.metadata.name === name);
-        if (obj === undefined) throw new NotFoundError(this.resource.kind, name);
-        return this.normalize(obj);
-      });
-    }
-    if (v.rv !== 0) await this.freshness.wait(v.rv);
-    return lookup();
+  get(namespace: string, name: string, options: GetOptions = {}): Promise<KubeObject> {
+    return this.reads.get(namespace, name, options);
   }
 
   /** The history's bounds (the harness reads them to judge a 410). */
   historyBounds(): HistoryBounds {
     return this.history.bounds();
-  }
-
-  /** Test and simulator hook: alpha's unsynced watchers and pass state (undefined in off and beta). */
-  get stallPolicy(): StallPolicy | undefined {
-    return this.strategy instanceof StallPolicy ? this.strategy : undefined;
-  }
-
-  /** Test and benchmark hook: beta's main-thread side of the sync worker (undefined in off and alpha). */
-  get betaSync(): BetaSync | undefined {
-    return this.strategy instanceof BetaSync ? this.strategy : undefined;
   }
 
   private checkRunning(): void {
@@ -523,64 +496,6 @@ export class WatchCache implements WatcherOwner {
     }
   }
 
-  /**
-   * Consistent read (seed 001): wait until the cache has the store's current
-   * RV, then serve from the cache; on timeout fall back to the store, or
-   * answer 429 when skipTimeoutFallback is set.
-   */
-  private async consistentRead<T>(fromCache: () => T, fromStore: () => Promise<T>): Promise<T> {
-    const target = await this.consistentRV();
-    try {
-      await this.freshness.wait(target);
-    } catch (err) {
-      if (!(err instanceof TooLargeResourceVersionError)) throw err;
-      if (this.skipTimeoutFallback) {
-        this.metrics.consistentReadDone(false, 'skipped');
-        throw new TooManyRequestsError(err.message, 1);
-      }
-      try {
-        const result = await fromStore();
-        this.metrics.consistentReadDone(true, 'true');
-        return result;
-      } catch (fallbackErr) {
-        this.metrics.consistentReadDone(false, 'true');
-        throw fallbackErr;
-      }
-    }
-    try {
-      const result = fromCache();
-      this.metrics.consistentReadDone(true, 'false');
-      return result;
-    } catch (e) {
-      this.metrics.consistentReadDone(false, 'false');
-      throw e;
-    }
-  }
-
-  private pageNow(selection: Selection, limit: number): ListPage {
-    return buildPage(this.state.keys(), (k) => this.state.get(...splitKey(k)), selection, this.rv, limit, undefined);
-  }
-
-  /** A page of the state exactly at `rv` (410 if the history no longer reaches back to it). */
-  private pageAt(rv: number, selection: Selection, limit: number, start: string | undefined, fromContinue: boolean): ListPage {
-    if (rv > this.rv) throw new TooLargeResourceVersionError(rv, this.rv);
-    if (rv === this.rv) return buildPage(this.state.keys(), (k) => this.state.get(...splitKey(k)), selection, rv, limit, start);
-    if (this.history.isTooOld(rv)) {
-      const oldest = this.history.oldestServableRV();
-      throw fromContinue
-        ? new ResourceExpiredError('The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.')
-        : ResourceExpiredError.tooOld(rv, oldest === undefined ? this.rv : oldest - 1);
-    }
-    const after = [];
-    for (let i = this.history.indexAfter(rv); i < this.history.endIndex; i++) after.push(this.history.at(i));
-    const state = this.state.stateAt(after);
-    return buildPage([...state.keys()].sort(), (k) => state.get(k), selection, rv, limit, start);
-  }
-}
-
-function splitKey(key: string): [string, string] {
-  const i = key.indexOf('/');
-  return [key.slice(0, i), key.slice(i + 1)];
 }
 
 export { errorEvent };

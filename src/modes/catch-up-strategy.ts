@@ -57,7 +57,12 @@ export interface WatcherChannelSpec {
   cell?: Float64Array;
 }
 
-export interface CatchUpStrategy extends FullChannelPolicy {
+/**
+ * Where a mode's watchers live and how they start: in-process queues (off,
+ * alpha: src/modes/in-process-watchers.ts) or shared memory the sync worker
+ * also writes (beta).
+ */
+export interface WatcherPlacement {
   /** The channel for a new watcher; undefined: the default in-process queue. */
   channelFor(capacity: number, remoteState: SharedArrayBuffer | undefined): WatcherChannelSpec | undefined;
   /** A watcher was created (beta: introduced to the sync worker, batched). */
@@ -74,13 +79,17 @@ export interface CatchUpStrategy extends FullChannelPolicy {
   positionOf(w: Watcher): number;
   /**
    * A relist begins. `survivors` continue, `ended` cannot; returns the ended
-   * watchers the strategy ends itself later (beta: the worker's own).
+   * watchers the mode ends itself later (beta: the worker's own).
    */
   relistStarting(listRV: number, survivors: readonly Watcher[], ended: readonly Watcher[]): ReadonlySet<Watcher>;
+  /** The shared history ring, for watches consumed in another thread (beta only). */
+  readonly ringHandle: HistoryRingHandle | undefined;
+}
+
+export interface CatchUpStrategy extends FullChannelPolicy {
+  readonly watchers: WatcherPlacement;
   /** End a watcher that cannot continue after the relist to `listRV`. */
   endAtRelist(w: Watcher, listRV: number): void;
   /** `w`'s initial replay was overtaken by the history. */
   initialOvertaken(w: Watcher): void;
-  /** The shared history ring, for watches consumed in another thread (beta only). */
-  readonly ringHandle: HistoryRingHandle | undefined;
 }

@@ -96,7 +96,7 @@ export function createWatchServer(options: WatchServerOptions): WatchServer {
 
   const router = new RequestRouter({
     resources,
-    registries: options.caches.map((c) => c.metrics.registry),
+    registries: options.caches.map((c) => c.metrics),
     auth: options.token === undefined ? undefined : new BearerAuth(options.token),
     bodyLimit: options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT,
     registry,

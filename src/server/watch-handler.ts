@@ -12,7 +12,7 @@
  * minRequestTimeout x (1 + rand).
  */
 import { TooManyRequestsError } from '../core/errors.js';
-import type { Watcher } from '../watch/watcher.js';
+import { asWatcher, type Watcher } from '../watch/watcher.js';
 import { MSGPACK_TYPE, negotiateWatchEncoding } from './media-type.js';
 import type { ReadQuery } from './query-params.js';
 import type { ResourceRequest } from './resource-request.js';
@@ -45,7 +45,8 @@ export async function handleWatch(r: ResourceRequest, q: ReadQuery, deps: WatchD
   }
   let watcher: Watcher;
   try {
-    watcher = cache.watch({
+    // The stream writer reads the engine's channel state (this server is part of the engine package).
+    watcher = asWatcher(cache.watch({
       resourceVersion: q.resourceVersion,
       resourceVersionMatch: q.resourceVersionMatch,
       sendInitialEvents: q.sendInitialEvents,
@@ -55,7 +56,7 @@ export async function handleWatch(r: ResourceRequest, q: ReadQuery, deps: WatchD
       labelSelector: q.labelSelector,
       fieldSelector: q.fieldSelector,
       timeoutSeconds: q.timeoutSeconds ?? deps.defaultTimeoutSeconds(),
-    });
+    }));
   } catch (err) {
     deps.registry.cancel();
     return sendError(r.res, err);
@@ -66,5 +67,5 @@ export async function handleWatch(r: ResourceRequest, q: ReadQuery, deps: WatchD
     'x-content-type-options': 'nosniff',
   });
   r.res.flushHeaders();
-  await deps.registry.run(new WatchStream(r.res, watcher, encoding, cache.metrics));
+  await deps.registry.run(new WatchStream(r.res, watcher, encoding, cache.encodings));
 }

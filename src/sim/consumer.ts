@@ -15,7 +15,7 @@
 import type { Clock } from '../core/clock.js';
 import type { WatchCache } from '../cache/watch-cache.js';
 import type { WatchOptions } from '../cache/request-options.js';
-import type { Watcher } from '../watch/watcher.js';
+import { asWatcher, type Watcher } from '../watch/watcher.js';
 import type { WatchEvent } from '../wire/watch-event.js';
 import type { Agenda } from './agenda.js';
 import type { LatencyHistogram } from './histogram.js';
@@ -245,7 +245,7 @@ export class Consumer {
 
   private receive(ev: WatchEvent): void {
     const env = this.env;
-    ev.jsonLine(env.cache.metrics); // the wire form, encoded once per event and shared
+    ev.jsonLine(env.cache.encodings); // the wire form, encoded once per event and shared
     if (this.sequence !== undefined && ev.type !== 'BOOKMARK') {
       const m = ev.object.metadata;
       this.sequence.push(`${ev.type} ${m.namespace ?? ''}/${m.name ?? ''} ${m.resourceVersion ?? ''}`);
@@ -277,7 +277,7 @@ export class Consumer {
     this.got410 = false;
     let w: Watcher;
     try {
-      w = env.cache.watch(o);
+      w = asWatcher(env.cache.watch(o)); // the simulated client reads its watch's sync state
     } catch {
       return; // the cache stopped
     }

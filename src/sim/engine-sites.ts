@@ -17,6 +17,7 @@ import { observe } from '../observe/channels.js';
 import type { PassStats } from '../sync/sync-pass.js';
 import type { Watcher } from '../watch/watcher.js';
 import type { PassObserver } from './pass-observer.js';
+import { stallPolicyOf, betaSyncOf } from '../cache/cache-internals.js';
 
 /** What a mode site reports beyond the observer's pass accounting. */
 export interface SiteAccounting {
@@ -59,7 +60,7 @@ function followSyncState(cache: WatchCache, o: PassObserver): { unsynced: () => 
 }
 
 export function observeAlpha(cache: WatchCache, o: PassObserver): SiteAccounting | undefined {
-  const sp = cache.stallPolicy;
+  const sp = stallPolicyOf(cache);
   if (sp === undefined) return undefined;
   const state = followSyncState(cache, o);
   o.attach<Watcher, WatchCacheEvent>({ pass: sp.pass, host: sp, idOf: (w) => w.id, onMainThread: true });
@@ -117,7 +118,7 @@ class WorkerClockView implements Clock {
 }
 
 export function observeBeta(cache: WatchCache, o: PassObserver): SiteAccounting | undefined {
-  const beta = cache.betaSync;
+  const beta = betaSyncOf(cache);
   if (beta === undefined) return undefined;
   const state = followSyncState(cache, o);
   let mainMs = 0;

@@ -166,7 +166,7 @@ export async function simulate(scenario: Scenario, variant: Variant, options: Si
   options.probe?.({ cache, consumers });
   stopping = true;
   for (const c of consumers) c.finish();
-  const metric = (name: string, labels: Record<string, string> = {}): Promise<number> => cache.metrics.value(name, labels);
+  const metric = (name: string, labels: Record<string, string> = {}): Promise<number> => cache.metricValue(name, labels);
   const counters = {
     stalls: await metric('apiserver_watch_cache_watcher_stalls_total'),
     catchupRounds: await metric('apiserver_watch_cache_watcher_catchup_rounds_total'),

@@ -19,6 +19,7 @@ import { EventQueue } from './event-queue.js';
 import { OVERWRITTEN, type WatcherChannel } from './watcher-channel.js';
 import type { InitialSource } from './initial-source.js';
 import { SyncCursor } from '../sync/sync-cursor.js';
+import type { Watch } from './watch.js';
 
 export type EndReason =
   | 'client' // stop(), AbortSignal, leaving a for-await loop
@@ -276,4 +277,14 @@ export class Watcher implements AsyncIterableIterator<WatchEvent> {
     this.waiter = undefined;
     w(r);
   }
+}
+
+/**
+ * The engine's Watcher behind a public Watch, for the engine's own tests
+ * and tools that inspect a watch's cursor or channel (not exported from the
+ * package entry).
+ */
+export function asWatcher(w: Watch): Watcher {
+  if (!(w instanceof Watcher)) throw new TypeError('not a watch made by this engine');
+  return w;
 }

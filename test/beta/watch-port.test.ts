@@ -39,7 +39,7 @@ test('watchPort/openWatch: initial state, then live events once and in order acr
   const got = await result;
   const want = ['ADDED:a0@1', 'ADDED:a1@2', 'ADDED:a2@3', ...Array.from({ length: N }, (_, i) => `ADDED:p${i}@${i + 4}`)];
   assert.deepEqual(got, want);
-  assert.ok((await cache.metrics.value('apiserver_watch_cache_watcher_stalls_total')) > 0, 'the remote consumer stalled and was caught up');
+  assert.ok((await cache.metricValue('apiserver_watch_cache_watcher_stalls_total')) > 0, 'the remote consumer stalled and was caught up');
 });
 
 test('watchPort: the remote stop() unregisters the watch; malformed uses are refused', { timeout: 60_000 }, async (t) => {

@@ -7,7 +7,7 @@
  * A run is described by a Trace (seed, number of writes, consumer specs), so
  * a failure can be shrunk to fewer writes and consumers and replayed.
  */
-import { MemoryStore, WatchCache, type IndexerFunc, type Mode, type WatchOptions, type Watcher } from '../../src/index.js';
+import { MemoryStore, WatchCache, type IndexerFunc, type Mode, type WatchOptions } from '../../src/index.js';
 import { VirtualClock } from '../../src/sim/virtual-clock.js';
 import { armFault, type FaultName } from '../../src/testing/faults.js';
 import { checkSession } from './checker.js';
@@ -15,6 +15,7 @@ import { WriteHistory, keyOf } from './model.js';
 import { Prng } from './prng.js';
 import { FaultyStore } from './faulty-store.js';
 import type { Received, SessionRecord, Violation } from './session.js';
+import { asWatcher, type Watcher } from '../../src/watch/watcher.js';
 
 export type Behaviour = 'fast' | 'slow' | 'stall' | 'never' | 'early' | 'reconnect';
 const BEHAVIOURS: readonly Behaviour[] = ['fast', 'slow', 'stall', 'never', 'early', 'reconnect'];
@@ -107,7 +108,7 @@ export async function runTrace(trace: Trace, mode: Mode, fault?: { name: FaultNa
   const startSession = (spec: ConsumerSpec, index: number, options: WatchOptions): { rec: SessionRecord; watcher: Watcher } => {
     const floorRV = store.resourceVersion;
     const boundsAtStart = cache.historyBounds();
-    const watcher = cache.watch(options);
+    const watcher = asWatcher(cache.watch(options));
     const rec: SessionRecord = { consumer: spec.id, index, options, floorRV, cacheRVAtStart: cache.resourceVersion, boundsAtStart, received: [], end: 'open', readingAtEnd: false };
     sessions.push(rec);
     return { rec, watcher };
@@ -226,7 +227,7 @@ export async function runTrace(trace: Trace, mode: Mode, fault?: { name: FaultNa
     ['unresponsive', 'apiserver_terminated_watchers_total', { reason: 'unresponsive' }],
     ['expired', 'apiserver_terminated_watchers_total', { reason: 'resource_expired' }],
     ['expiredInitial', 'apiserver_terminated_watchers_total', { reason: 'resource_expired_initial' }],
-  ] as const) counters[k] = await cache.metrics.value(name, labels);
+  ] as const) counters[k] = await cache.metricValue(name, labels);
   counters.storeWatchBreaks = faulty.breaks;
   await cache.stop();
   await clock.advance(1000);

@@ -15,15 +15,16 @@ import { CacheMetrics } from '../../src/metrics/cache-metrics.js';
 import { Selection } from '../../src/selection/selection.js';
 import { resolvePassOptions } from '../../src/sync/pass-options.js';
 import { StallPolicy } from '../../src/sync/stall-policy.js';
-import { Watcher } from '../../src/watch/watcher.js';
+import { Watcher, asWatcher } from '../../src/watch/watcher.js';
 import { WatchEvent } from '../../src/wire/watch-event.js';
 import { FakeOwner, Reader, VirtualClock, churn, flush, objectRVs, pod, setup, withTimeout } from './support/harness.js';
+import { stallPolicyOf } from '../../src/cache/cache-internals.js';
 
 const STALL_MODES = ['alpha', 'beta'] as const;
 const nodeName = (o: KubeObject): string | undefined => (o.spec as { nodeName?: string } | undefined)?.nodeName;
 
 async function metric(cache: WatchCache, name: string, labels: Record<string, string> = {}): Promise<number> {
-  return cache.metrics.value(name, labels);
+  return cache.metricValue(name, labels);
 }
 
 /** Advance virtual time in small steps until `cond` (at most `maxMs`). */
@@ -36,7 +37,7 @@ for (const mode of STALL_MODES) {
   describe(`stall and resume (${mode})`, () => {
     test('a failed push of X marks the watcher unsynced at X - 1; the live path then offers it nothing', async () => {
       const { cache, store } = await setup({ mode });
-      const w = cache.watch({ resourceVersion: '0', channelCapacity: 3 });
+      const w = asWatcher(cache.watch({ resourceVersion: '0', channelCapacity: 3 }));
       for (const n of ['a', 'b', 'c']) await store.create(pod(n));
       await flush();
       assert.equal(w.unsynced, false);
@@ -60,7 +61,7 @@ for (const mode of STALL_MODES) {
 
     test('a resumed watcher gets every event exactly once, in order, then rejoins the live path', async () => {
       const { cache, store, clock } = await setup({ mode });
-      const r = new Reader(cache.watch({ resourceVersion: '0', channelCapacity: 4 }));
+      const r = new Reader(asWatcher(cache.watch({ resourceVersion: '0', channelCapacity: 4 })));
       await churn(store, 30); // stalls at 5
       assert.equal(r.w.unsynced, true);
       for (let i = 0; i < 500 && !(!r.w.unsynced && r.w.position === 30); i++) {
@@ -85,8 +86,8 @@ for (const mode of STALL_MODES) {
 
     test('a healthy watcher is never delayed by a stalled one', async () => {
       const { cache, store } = await setup({ mode });
-      const slow = cache.watch({ resourceVersion: '0', channelCapacity: 1 });
-      const healthy = new Reader(cache.watch({ resourceVersion: '0', channelCapacity: 1000 }));
+      const slow = asWatcher(cache.watch({ resourceVersion: '0', channelCapacity: 1 }));
+      const healthy = new Reader(asWatcher(cache.watch({ resourceVersion: '0', channelCapacity: 1000 })));
       for (let i = 0; i < 20; i++) {
         await store.create(pod(`p${i}`));
         await flush(1);
@@ -104,7 +105,7 @@ for (const mode of STALL_MODES) {
         const opts = kind === 'trigger-indexed' ? { indexers: { 'spec.nodeName': nodeName } } : {};
         const { cache, store, clock } = await setup({ mode, ...opts, pass: { scanBudget: 64 + 20 } });
         const mine = (n: string): KubeObject => (kind === 'trigger-indexed' ? pod(n, { nodeName: 'n1' }) : pod(n, { ns: 'a' }));
-        const w = cache.watch({ resourceVersion: '0', channelCapacity: 2, ...(kind === 'trigger-indexed' ? { fieldSelector: 'spec.nodeName=n1' } : { namespace: 'a' }) });
+        const w = asWatcher(cache.watch({ resourceVersion: '0', channelCapacity: 2, ...(kind === 'trigger-indexed' ? { fieldSelector: 'spec.nodeName=n1' } : { namespace: 'a' }) }));
         const r = new Reader(w);
         await store.create(mine('m1')); // 1
         await store.create(mine('m2')); // 2
@@ -118,7 +119,7 @@ for (const mode of STALL_MODES) {
         assert.equal(cache.resourceVersion, 63);
         await r.drain(2);
         const seen: { pushes: number; position: number }[] = [];
-        const sp = cache.stallPolicy;
+        const sp = stallPolicyOf(cache);
         let passes = sp?.scheduler.passes ?? 0;
         await until(clock, () => {
           if (sp !== undefined && sp.scheduler.passes !== passes) {
@@ -145,8 +146,8 @@ for (const mode of STALL_MODES) {
     test('no bookmark while unsynced, even with room in the channel', async () => {
       // scanBudget 1: a pass can never scan, so the watcher stays unsynced with room
       const { cache, store, clock } = await setup({ mode, bookmarkFrequencyMs: 1000, pass: { scanBudget: 1 } });
-      const w = cache.watch({ resourceVersion: '0', channelCapacity: 2, allowWatchBookmarks: true });
-      const healthy = new Reader(cache.watch({ resourceVersion: '0', allowWatchBookmarks: true, channelCapacity: 1000 }));
+      const w = asWatcher(cache.watch({ resourceVersion: '0', channelCapacity: 2, allowWatchBookmarks: true }));
+      const healthy = new Reader(asWatcher(cache.watch({ resourceVersion: '0', allowWatchBookmarks: true, channelCapacity: 1000 })));
       await churn(store, 40); // far more than beta's hand-off distance behind
       assert.equal(w.unsynced, true);
       const r = new Reader(w);
@@ -167,7 +168,7 @@ for (const mode of STALL_MODES) {
 
     test('bookmarks resume after resync and never go below what the watcher received', async () => {
       const { cache, store, clock } = await setup({ mode, bookmarkFrequencyMs: 1000 });
-      const r = new Reader(cache.watch({ resourceVersion: '0', channelCapacity: 2, allowWatchBookmarks: true }));
+      const r = new Reader(asWatcher(cache.watch({ resourceVersion: '0', channelCapacity: 2, allowWatchBookmarks: true })));
       await churn(store, 20);
       assert.equal(r.w.unsynced, true);
       for (let i = 0; i < 100; i++) {
@@ -188,7 +189,7 @@ for (const mode of STALL_MODES) {
 
     test('a watcher stopped by its client between stall and pass is dropped (no 410, no count)', async () => {
       const { cache, store, clock } = await setup({ mode, history: { lowerBound: 8, upperBound: 8 } });
-      const w = cache.watch({ resourceVersion: '0', channelCapacity: 2 });
+      const w = asWatcher(cache.watch({ resourceVersion: '0', channelCapacity: 2 }));
       await churn(store, 3);
       assert.equal(w.unsynced, true);
       w.stop();
@@ -199,15 +200,16 @@ for (const mode of STALL_MODES) {
       assert.equal(await metric(cache, 'apiserver_watch_cache_watcher_catchup_rounds_total'), 0);
       assert.deepEqual(await w.next(), { done: true, value: undefined });
       assert.equal(cache.watcherCount, 0);
-      if (cache.stallPolicy !== undefined) assert.equal(cache.stallPolicy.unsynced.size, 0);
+      const sp = stallPolicyOf(cache);
+      if (sp !== undefined) assert.equal(sp.unsynced.size, 0);
       await cache.stop();
     });
 
     test('an unsynced watcher ends cleanly on abort and on cache stop', async () => {
       const { cache, store, clock } = await setup({ mode });
       const ac = new AbortController();
-      const a = cache.watch({ resourceVersion: '0', channelCapacity: 1, signal: ac.signal });
-      const b = cache.watch({ resourceVersion: '0', channelCapacity: 1 });
+      const a = asWatcher(cache.watch({ resourceVersion: '0', channelCapacity: 1, signal: ac.signal }));
+      const b = asWatcher(cache.watch({ resourceVersion: '0', channelCapacity: 1 }));
       await churn(store, 5);
       assert.ok(a.unsynced && b.unsynced);
       ac.abort();
@@ -237,7 +239,7 @@ for (const mode of STALL_MODES) {
   describe(title, () => {
     test('410 resource_expired: a live watcher whose position aged out gets its backlog, then one ERROR 410', async () => {
       const { cache, store, clock } = await setup({ mode, history: { lowerBound: 8, upperBound: 8 } });
-      const r = new Reader(cache.watch({ resourceVersion: '0', channelCapacity: 2 }));
+      const r = new Reader(asWatcher(cache.watch({ resourceVersion: '0', channelCapacity: 2 })));
       await churn(store, 1);
       await r.drain(1); // reached its live loop
       await churn(store, 3); // 2, 3 fill the channel; 4 stalls at 3
@@ -269,7 +271,7 @@ for (const mode of STALL_MODES) {
 
     test('410 resource_expired_initial: a watcher that never read anything', async () => {
       const { cache, store, clock } = await setup({ mode, history: { lowerBound: 8, upperBound: 8 } });
-      const w = cache.watch({ resourceVersion: '0', channelCapacity: 2 });
+      const w = asWatcher(cache.watch({ resourceVersion: '0', channelCapacity: 2 }));
       await churn(store, 30);
       await clock.advance(200);
       assert.equal(await metric(cache, 'apiserver_terminated_watchers_total', { reason: 'resource_expired_initial' }), 1);
@@ -294,7 +296,7 @@ for (const mode of STALL_MODES) {
 describe('alpha: the skipped-events counter and the resync point', () => {
   test('the live path skips (and counts) events at or below a watcher position after start', async () => {
     const { cache, store } = await setup({ mode: 'alpha' });
-    const w = cache.watch({ resourceVersion: '0', channelCapacity: 10 });
+    const w = asWatcher(cache.watch({ resourceVersion: '0', channelCapacity: 10 }));
     await churn(store, 2);
     w.cursor.raiseTo(5); // as if a pass had already pushed up to 5 (the alpha resync point runs ahead)
     await churn(store, 4); // 3..6: 3, 4, 5 are skipped, 6 is delivered
@@ -308,7 +310,7 @@ describe('alpha: the skipped-events counter and the resync point', () => {
 
   test('a future-RV watcher: events at or below its start are the normal start overlap, not skips', async () => {
     const { cache, store } = await setup({ mode: 'alpha' });
-    const w = cache.watch({ resourceVersion: '3' });
+    const w = asWatcher(cache.watch({ resourceVersion: '3' }));
     await churn(store, 5);
     assert.equal(await metric(cache, 'apiserver_watch_cache_watcher_skipped_events_total'), 0);
     w.stop();
@@ -396,7 +398,7 @@ describe('alpha: initial replay overtaken by the history', () => {
   test('alpha: an honest in-stream 410 (exactly one ERROR), counted as resource_expired_initial', async () => {
     const { cache, store, clock } = await setup({ mode: 'alpha', history: { lowerBound: 8, upperBound: 8 } });
     await churn(store, 6);
-    const w = cache.watch({ resourceVersion: '1', channelCapacity: 1000 }); // replays 2..6 from the history, lazily
+    const w = asWatcher(cache.watch({ resourceVersion: '1', channelCapacity: 1000 })); // replays 2..6 from the history, lazily
     await churn(store, 20); // the ring moves past the unread interval
     await clock.advance(200);
     const r = new Reader(w);
@@ -411,7 +413,7 @@ describe('alpha: initial replay overtaken by the history', () => {
   test('off: the same silently ends the watch (no ERROR)', async () => {
     const { cache, store, clock } = await setup({ mode: 'off', history: { lowerBound: 8, upperBound: 8 } });
     await churn(store, 6);
-    const w = cache.watch({ resourceVersion: '1', channelCapacity: 1000 });
+    const w = asWatcher(cache.watch({ resourceVersion: '1', channelCapacity: 1000 }));
     await churn(store, 20);
     await clock.advance(200);
     const r = new Reader(w);
@@ -478,7 +480,7 @@ describe('ENGINE BUG (watch-cache initialOvertaken): a watcher is counted once i
   test('expired by a pass while its initial replay is overtaken: one ERROR and one count', async () => {
     const { cache, store, clock } = await setup({ mode: 'alpha', history: { lowerBound: 8, upperBound: 8 } });
     await churn(store, 6);
-    const w = cache.watch({ resourceVersion: '1' }); // default channel: 10
+    const w = asWatcher(cache.watch({ resourceVersion: '1' })); // default channel: 10
     await churn(store, 20); // live 7..16 fill the channel, 17 stalls; history keeps 19..26
     await clock.advance(200); // a pass expires it (position 16 < 18)
     const r = new Reader(w);

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { DEFAULT_RESOURCE } from '../../src/index.js';
 import { BookmarkScheduler } from '../../src/dispatch/bookmark-scheduler.js';
 import { Selection } from '../../src/selection/selection.js';
-import { Watcher } from '../../src/watch/watcher.js';
+import { Watcher, asWatcher } from '../../src/watch/watcher.js';
 import { WatchEvent } from '../../src/wire/watch-event.js';
 import { FakeOwner, Reader, VirtualClock, flush, pod, setup, shiftEvent, withTimeout } from './support/harness.js';
 
@@ -28,8 +28,8 @@ for (const mode of MODES) {
   describe(`bookmarks (${mode})`, () => {
     test('only with allowWatchBookmarks', async () => {
       const { cache, store, clock } = await setup({ mode, bookmarkFrequencyMs: 5000 });
-      const yes = new Reader(cache.watch({ resourceVersion: '0', allowWatchBookmarks: true }));
-      const no = new Reader(cache.watch({ resourceVersion: '0' }));
+      const yes = new Reader(asWatcher(cache.watch({ resourceVersion: '0', allowWatchBookmarks: true })));
+      const no = new Reader(asWatcher(cache.watch({ resourceVersion: '0' })));
       await store.create(pod('a'));
       await flush();
       await clock.advance(30_000);
@@ -44,7 +44,7 @@ for (const mode of MODES) {
 
     test('roughly every bookmarkFrequencyMs, at the last processed RV, with only kind/apiVersion/resourceVersion', async () => {
       const { cache, store, clock } = await setup({ mode, bookmarkFrequencyMs: 10_000 });
-      const r = new Reader(cache.watch({ resourceVersion: '0', allowWatchBookmarks: true }));
+      const r = new Reader(asWatcher(cache.watch({ resourceVersion: '0', allowWatchBookmarks: true })));
       await store.create(pod('a'));
       await store.create(pod('b'));
       await flush();
@@ -64,7 +64,7 @@ for (const mode of MODES) {
 
     test('never below anything the watcher received; follows new writes', async () => {
       const { cache, store, clock } = await setup({ mode, bookmarkFrequencyMs: 2000 });
-      const r = new Reader(cache.watch({ resourceVersion: '0', allowWatchBookmarks: true }));
+      const r = new Reader(asWatcher(cache.watch({ resourceVersion: '0', allowWatchBookmarks: true })));
       for (let i = 0; i < 20; i++) {
         await store.create(pod(`p${i}`));
         await flush();
@@ -92,8 +92,8 @@ for (const mode of MODES) {
 
     test('no bookmark while the cache RV has not passed the start position', async () => {
       const { cache, clock } = await setup({ mode, bookmarkFrequencyMs: 1000 }, undefined, { seed: [pod('a')] });
-      const r = new Reader(cache.watch({ resourceVersion: '0', allowWatchBookmarks: true }));
-      const fut = new Reader(cache.watch({ resourceVersion: '5', allowWatchBookmarks: true }));
+      const r = new Reader(asWatcher(cache.watch({ resourceVersion: '0', allowWatchBookmarks: true })));
+      const fut = new Reader(asWatcher(cache.watch({ resourceVersion: '5', allowWatchBookmarks: true })));
       await clock.advance(10_000);
       await r.drain();
       await fut.drain();
@@ -106,7 +106,7 @@ for (const mode of MODES) {
 
     test('one bookmark shortly before timeoutSeconds, then the iterator ends cleanly', async () => {
       const { cache, store, clock } = await setup({ mode, bookmarkFrequencyMs: 60_000 });
-      const w = cache.watch({ resourceVersion: '0', allowWatchBookmarks: true, timeoutSeconds: 30 });
+      const w = asWatcher(cache.watch({ resourceVersion: '0', allowWatchBookmarks: true, timeoutSeconds: 30 }));
       const r = new Reader(w);
       await store.create(pod('a'));
       await flush();
@@ -126,7 +126,7 @@ for (const mode of MODES) {
       const { cache, store, clock } = await setup({ mode });
       await store.create(pod('a'));
       await flush();
-      const w = cache.watch({ resourceVersion: '0', timeoutSeconds: 5 });
+      const w = asWatcher(cache.watch({ resourceVersion: '0', timeoutSeconds: 5 }));
       const got: string[] = [];
       const loop = (async () => {
         for await (const e of w) got.push(e.type);
@@ -141,7 +141,7 @@ for (const mode of MODES) {
 
     test('stop() resolves a pending next() with done', async () => {
       const { cache } = await setup({ mode });
-      const w = cache.watch({ resourceVersion: '0' });
+      const w = asWatcher(cache.watch({ resourceVersion: '0' }));
       const p = w.next();
       w.stop();
       assert.deepEqual(await withTimeout(p), { done: true, value: undefined });
@@ -153,7 +153,7 @@ for (const mode of MODES) {
     test('an AbortSignal ends it cleanly (also one aborted before the watch)', async () => {
       const { cache, store } = await setup({ mode });
       const ac = new AbortController();
-      const w = cache.watch({ resourceVersion: '0', signal: ac.signal });
+      const w = asWatcher(cache.watch({ resourceVersion: '0', signal: ac.signal }));
       const p = w.next();
       ac.abort();
       assert.equal((await withTimeout(p)).done, true);
@@ -163,7 +163,7 @@ for (const mode of MODES) {
       assert.equal((await w.next()).done, true);
       const pre = new AbortController();
       pre.abort();
-      const w2 = cache.watch({ resourceVersion: '0', signal: pre.signal });
+      const w2 = asWatcher(cache.watch({ resourceVersion: '0', signal: pre.signal }));
       assert.equal((await w2.next()).done, true);
       assert.equal(cache.watcherCount, 0);
       await cache.stop();
@@ -174,7 +174,7 @@ for (const mode of MODES) {
       await store.create(pod('a'));
       await store.create(pod('b'));
       await flush();
-      const w = cache.watch({ resourceVersion: '0' });
+      const w = asWatcher(cache.watch({ resourceVersion: '0' }));
       for await (const e of w) {
         assert.equal(e.type, 'ADDED');
         break;
@@ -189,10 +189,10 @@ for (const mode of MODES) {
       await store.create(pod('a'));
       await flush();
       const ws = [
-        cache.watch({ resourceVersion: '0' }),
-        cache.watch({ resourceVersion: '1' }),
-        cache.watch({ resourceVersion: '99', allowWatchBookmarks: true }),
-        cache.watch({ resourceVersion: '50', resourceVersionMatch: 'NotOlderThan', sendInitialEvents: true }), // pending a future RV
+        asWatcher(cache.watch({ resourceVersion: '0' })),
+        asWatcher(cache.watch({ resourceVersion: '1' })),
+        asWatcher(cache.watch({ resourceVersion: '99', allowWatchBookmarks: true })),
+        asWatcher(cache.watch({ resourceVersion: '50', resourceVersionMatch: 'NotOlderThan', sendInitialEvents: true })), // pending a future RV
       ];
       await clock.advance(20);
       const pending = ws.map((w) => w.next());

@@ -122,7 +122,7 @@ describe('waitUntilFresh through the cache', () => {
     const { cache, store, clock } = await setup();
     await store.create(pod('a'));
     await flush();
-    const before = await cache.metrics.value('apiserver_watch_cache_read_wait_seconds');
+    const before = await cache.metricValue('apiserver_watch_cache_read_wait_seconds');
     const p = cache.list({ resourceVersion: '2', resourceVersionMatch: 'NotOlderThan' });
     await clock.advance(500);
     assert.equal(await isSettled(p), false);
@@ -131,8 +131,8 @@ describe('waitUntilFresh through the cache', () => {
     const list = await p;
     assert.equal(list.metadata.resourceVersion, '2');
     assert.deepEqual(list.items.map((o) => o.metadata.name), ['a', 'b']);
-    assert.equal(await cache.metrics.value('apiserver_watch_cache_read_wait_seconds'), before + 1);
-    const text = await cache.metrics.registry.getSingleMetricAsString('apiserver_watch_cache_read_wait_seconds');
+    assert.equal(await cache.metricValue('apiserver_watch_cache_read_wait_seconds'), before + 1);
+    const text = await cache.metrics.getSingleMetricAsString('apiserver_watch_cache_read_wait_seconds');
     assert.match(text, /apiserver_watch_cache_read_wait_seconds_bucket\{le="0\.6",group="",resource="pods"\} 1/);
     assert.match(text, /le="0\.4",group="",resource="pods"\} 0/);
     await cache.stop();
@@ -159,7 +159,7 @@ describe('waitUntilFresh through the cache', () => {
     assert.equal(obj.metadata.name, 'a');
     await cache.list({ resourceVersion: '0' });
     assert.equal(clock.pending, before);
-    assert.equal(await cache.metrics.value('apiserver_watch_cache_read_wait_seconds'), 0);
+    assert.equal(await cache.metricValue('apiserver_watch_cache_read_wait_seconds'), 0);
     await cache.stop();
   });
 
@@ -185,8 +185,8 @@ describe('consistent reads (seed 001 delegator)', () => {
     await flush();
     const list = await cache.list({ resourceVersion: '' });
     assert.equal(list.metadata.resourceVersion, '1');
-    assert.equal(await cache.metrics.value('apiserver_watch_cache_consistent_read_total', { success: 'true', fallback: 'false' }), 1);
-    assert.equal(await cache.metrics.value('apiserver_watch_cache_consistent_read_total', { fallback: 'true' }), 0);
+    assert.equal(await cache.metricValue('apiserver_watch_cache_consistent_read_total', { success: 'true', fallback: 'false' }), 1);
+    assert.equal(await cache.metricValue('apiserver_watch_cache_consistent_read_total', { fallback: 'true' }), 0);
     await cache.stop();
   });
 
@@ -207,7 +207,7 @@ describe('consistent reads (seed 001 delegator)', () => {
     const list = await p;
     assert.equal(list.metadata.resourceVersion, '2');
     assert.deepEqual(list.items.map((o) => o.metadata.name), ['a', 'b']);
-    assert.equal(await cache.metrics.value('apiserver_watch_cache_consistent_read_total', { success: 'true', fallback: 'false' }), 1);
+    assert.equal(await cache.metricValue('apiserver_watch_cache_consistent_read_total', { success: 'true', fallback: 'false' }), 1);
     await cache.stop();
   });
 
@@ -224,8 +224,8 @@ describe('consistent reads (seed 001 delegator)', () => {
     const list = await p;
     assert.deepEqual(list.items.map((o) => o.metadata.name), ['a', 'b']);
     assert.equal(list.kind, 'PodList');
-    assert.equal(await cache.metrics.value('apiserver_watch_cache_consistent_read_total', { success: 'true', fallback: 'true' }), 1);
-    assert.equal(await cache.metrics.value('apiserver_watch_cache_consistent_read_total', { fallback: 'false' }), 0);
+    assert.equal(await cache.metricValue('apiserver_watch_cache_consistent_read_total', { success: 'true', fallback: 'true' }), 1);
+    assert.equal(await cache.metricValue('apiserver_watch_cache_consistent_read_total', { fallback: 'false' }), 0);
     await cache.stop();
   });
 
@@ -238,7 +238,7 @@ describe('consistent reads (seed 001 delegator)', () => {
     await clock.advance(3000);
     const obj = await p;
     assert.equal(obj.metadata.name, 'a');
-    assert.equal(await cache.metrics.value('apiserver_watch_cache_consistent_read_total', { success: 'true', fallback: 'true' }), 1);
+    assert.equal(await cache.metricValue('apiserver_watch_cache_consistent_read_total', { success: 'true', fallback: 'true' }), 1);
     await cache.stop();
   });
 
@@ -253,9 +253,9 @@ describe('consistent reads (seed 001 delegator)', () => {
     assert.ok(err instanceof TooManyRequestsError);
     assert.equal(err.code, 429);
     assert.equal(err.retryAfterSeconds, 1);
-    assert.equal(await cache.metrics.value('apiserver_watch_cache_consistent_read_total', { fallback: 'skipped' }), 1);
-    assert.equal(await cache.metrics.value('apiserver_watch_cache_consistent_read_total', { success: 'false', fallback: 'skipped' }), 1);
-    assert.equal(await cache.metrics.value('apiserver_watch_cache_consistent_read_total', { fallback: 'true' }), 0);
+    assert.equal(await cache.metricValue('apiserver_watch_cache_consistent_read_total', { fallback: 'skipped' }), 1);
+    assert.equal(await cache.metricValue('apiserver_watch_cache_consistent_read_total', { success: 'false', fallback: 'skipped' }), 1);
+    assert.equal(await cache.metricValue('apiserver_watch_cache_consistent_read_total', { fallback: 'true' }), 0);
     await cache.stop();
   });
 });

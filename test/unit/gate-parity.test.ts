@@ -12,7 +12,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KubeObject, WatchOptions } from '../../src/index.js';
-import type { Watcher } from '../../src/watch/watcher.js';
+import { asWatcher, type Watcher } from '../../src/watch/watcher.js';
 import type { WatchEvent } from '../../src/wire/watch-event.js';
 import { Reader, VirtualClock, flush, objectRVs, pod, setup, withTimeout } from './support/harness.js';
 
@@ -81,10 +81,10 @@ async function parityScenario(mode: (typeof MODES)[number]): Promise<{ streams: 
     { resourceVersion: '0', resourceVersionMatch: 'NotOlderThan', sendInitialEvents: false, fieldSelector: 'metadata.namespace!=a' },
     { resourceVersion: '300' },
   ];
-  const readers = specs.map((o) => new Reader(cache.watch(o)));
+  const readers = specs.map((o) => new Reader(asWatcher(cache.watch(o))));
   for (let i = 0; i < 400; i++) {
     await op();
-    if (i === 200) readers.push(new Reader(cache.watch({ resourceVersion: '100', labelSelector: 'app=y' })));
+    if (i === 200) readers.push(new Reader(asWatcher(cache.watch({ resourceVersion: '100', labelSelector: 'app=y' }))));
     if (i % 10 === 9) {
       await flush();
       await clock.advance(5);
@@ -97,8 +97,8 @@ async function parityScenario(mode: (typeof MODES)[number]): Promise<{ streams: 
     for (const r of readers) await r.drain();
   }
   const streams = readers.map((r) => r.events.map(fmt));
-  const terminated = await cache.metrics.value('apiserver_terminated_watchers_total');
-  const stalls = await cache.metrics.value('apiserver_watch_cache_watcher_stalls_total');
+  const terminated = await cache.metricValue('apiserver_terminated_watchers_total');
+  const stalls = await cache.metricValue('apiserver_watch_cache_watcher_stalls_total');
   for (const r of readers) r.w.stop();
   await cache.stop();
   return { streams, terminated, stalls };
@@ -140,9 +140,9 @@ const SLOW = 4;
 async function stallScenario(mode: (typeof MODES)[number]) {
   const { cache, store, clock } = await setup({ mode, history: { lowerBound: 100, upperBound: 8192 } });
   const healthyOut: WatchEvent[] = [];
-  const healthy = cache.watch({ resourceVersion: '0', channelCapacity: 100 });
+  const healthy = asWatcher(cache.watch({ resourceVersion: '0', channelCapacity: 100 }));
   const healthyDone = consume(healthy, clock, healthyOut, () => 0);
-  const slow = Array.from({ length: SLOW }, () => cache.watch({ resourceVersion: '0', channelCapacity: 5 }));
+  const slow = Array.from({ length: SLOW }, () => asWatcher(cache.watch({ resourceVersion: '0', channelCapacity: 5 })));
   const slowOut: WatchEvent[][] = slow.map(() => []);
   const slowDone: Promise<void>[] = [];
   let reading = false;
@@ -169,12 +169,12 @@ async function stallScenario(mode: (typeof MODES)[number]) {
     await clock.advance(20);
   }
   const metrics = {
-    terminated: await cache.metrics.value('apiserver_terminated_watchers_total'),
-    unresponsive: await cache.metrics.value('apiserver_terminated_watchers_total', { reason: 'unresponsive' }),
-    stalls: await cache.metrics.value('apiserver_watch_cache_watcher_stalls_total'),
-    rounds: await cache.metrics.value('apiserver_watch_cache_watcher_catchup_rounds_total'),
-    skipped: await cache.metrics.value('apiserver_watch_cache_watcher_skipped_events_total'),
-    stalled: await cache.metrics.value('apiserver_watch_cache_stalled_watchers'),
+    terminated: await cache.metricValue('apiserver_terminated_watchers_total'),
+    unresponsive: await cache.metricValue('apiserver_terminated_watchers_total', { reason: 'unresponsive' }),
+    stalls: await cache.metricValue('apiserver_watch_cache_watcher_stalls_total'),
+    rounds: await cache.metricValue('apiserver_watch_cache_watcher_catchup_rounds_total'),
+    skipped: await cache.metricValue('apiserver_watch_cache_watcher_skipped_events_total'),
+    stalled: await cache.metricValue('apiserver_watch_cache_stalled_watchers'),
   };
   const slowStopped = slow.map((w) => w.stopped);
   const history = cache.historyBounds();

@@ -9,6 +9,7 @@ import { HistoryInterval, IntervalInvalidatedError, INTERVAL_BATCH_SIZE, type In
 import { WatchCacheEvent } from '../../src/history/watch-cache-event.js';
 import { ResourceExpiredError, StoreCompactedError } from '../../src/index.js';
 import { PausableStore, Reader, churn, flush, objectRVs, pod, setup } from './support/harness.js';
+import { asWatcher } from '../../src/watch/watcher.js';
 
 const FRESH = 1000;
 
@@ -118,9 +119,9 @@ describe('EventHistory resizing (seed 001 rule 2)', () => {
 
   test('capacity metric follows resizes through the cache', async () => {
     const { cache, store } = await setup({ history: { lowerBound: 4, upperBound: 16 } });
-    assert.equal(await cache.metrics.value('apiserver_watch_cache_capacity'), 4);
+    assert.equal(await cache.metricValue('apiserver_watch_cache_capacity'), 4);
     await churn(store, 5);
-    assert.equal(await cache.metrics.value('apiserver_watch_cache_capacity'), 8);
+    assert.equal(await cache.metricValue('apiserver_watch_cache_capacity'), 8);
     await cache.stop();
   });
 });
@@ -271,12 +272,12 @@ describe('410 boundary as a watch sees it', () => {
     test(`${mode}: before any eviction the list RV is servable and list RV - 1 is too old`, async () => {
       const { cache: c2, store, clock } = await setup({ mode, history: { lowerBound: 4, upperBound: 4 } }, undefined, { seed: [pod('a'), pod('b'), pod('c')] });
       assert.equal(c2.historyBounds().oldest, 4);
-      const ok = new Reader(c2.watch({ resourceVersion: '3' }));
+      const ok = new Reader(asWatcher(c2.watch({ resourceVersion: '3' })));
       await store.create(pod('d'));
       await flush();
       await clock.advance(50);
       assert.deepEqual((await ok.drain()).map((e) => e.type + ':' + e.object.metadata.resourceVersion), ['ADDED:4']);
-      const old = new Reader(c2.watch({ resourceVersion: '2' }));
+      const old = new Reader(asWatcher(c2.watch({ resourceVersion: '2' })));
       await clock.advance(50);
       const got = await old.drain();
       assert.equal(got.length, 1);
@@ -293,13 +294,13 @@ describe('410 boundary as a watch sees it', () => {
       assert.equal(cache.historyBounds().firstRV, 7);
       assert.equal(cache.historyBounds().oldest, 7);
 
-      const ok = new Reader(cache.watch({ resourceVersion: '6' }));
+      const ok = new Reader(asWatcher(cache.watch({ resourceVersion: '6' })));
       await clock.advance(50);
       const okEvents = await ok.drain();
       assert.deepEqual(okEvents.map((e) => Number(e.object.metadata.resourceVersion)), [7, 8, 9, 10]);
       assert.equal(ok.done, false);
 
-      const old = new Reader(cache.watch({ resourceVersion: '5' }));
+      const old = new Reader(asWatcher(cache.watch({ resourceVersion: '5' })));
       await clock.advance(50);
       const got = await old.drain();
       assert.equal(got.length, 1, 'exactly one event');
@@ -352,12 +353,12 @@ describe('reset on relist through the cache', () => {
       assert.equal(b.removed, false);
       assert.equal(cache.resourceVersion, 8);
       assert.equal(ps.lists, 2);
-      const old = new Reader(cache.watch({ resourceVersion: '5' }));
+      const old = new Reader(asWatcher(cache.watch({ resourceVersion: '5' })));
       await clock.advance(20);
       await old.drain();
       assert.deepEqual(old.summary, ['ERROR:']);
       assert.equal(old.events[0]!.object.message, 'too old resource version: 5 (8)');
-      const ok = new Reader(cache.watch({ resourceVersion: '8' }));
+      const ok = new Reader(asWatcher(cache.watch({ resourceVersion: '8' })));
       await churn(store, 1);
       await clock.advance(20);
       await ok.drain();

@@ -8,6 +8,7 @@ import { Registry } from 'prom-client';
 import { WatchCache, MemoryStore } from '../../src/index.js';
 import { WatchEvent } from '../../src/wire/watch-event.js';
 import { Reader, VirtualClock, churn, flush, pod, setup } from './support/harness.js';
+import { asWatcher } from '../../src/watch/watcher.js';
 
 const EXPECTED: Record<string, string> = {
   apiserver_watch_cache_watcher_stalls_total: 'counter',
@@ -30,14 +31,14 @@ describe('metric names and types', () => {
   for (const mode of ['off', 'alpha', 'beta'] as const) {
     test(`${mode}: every API.md metric is registered with its type and the group/resource labels`, async () => {
       const { cache } = await setup({ mode });
-      const json = await cache.metrics.registry.getMetricsAsJSON();
+      const json = await cache.metrics.getMetricsAsJSON();
       const byName = new Map(json.map((m) => [m.name, m]));
       for (const [name, type] of Object.entries(EXPECTED)) {
         const m = byName.get(name);
         assert.ok(m !== undefined, `${name} is registered`);
         assert.equal(m.type, type, name);
       }
-      const text = await cache.metrics.registry.metrics();
+      const text = await cache.metrics.metrics();
       assert.match(text, /apiserver_watch_cache_capacity\{group="",resource="pods"\} 100/);
       assert.match(text, /apiserver_watch_cache_consistent_read_total\{group="",resource="pods",success="true",fallback="false"\} 0/);
       await cache.stop();
@@ -49,7 +50,7 @@ describe('metric names and types', () => {
     await store.create(pod('a'));
     await flush();
     await cache.get('default', 'a', { resourceVersion: '1' }); // observed (0 s)
-    const text = await cache.metrics.registry.getSingleMetricAsString('apiserver_watch_cache_read_wait_seconds');
+    const text = await cache.metrics.getSingleMetricAsString('apiserver_watch_cache_read_wait_seconds');
     const les = [...text.matchAll(/_bucket\{le="([^"]+)"/g)].map((m) => m[1]);
     assert.deepEqual(les, ['0.005', '0.025', '0.05', '0.1', '0.2', '0.4', '0.6', '0.8', '1', '1.25', '1.5', '2', '3', '+Inf']);
     await cache.stop();
@@ -62,13 +63,13 @@ describe('metric names and types', () => {
     const cms = new WatchCache({ store: new MemoryStore({ clock }), clock, registry, mode: 'alpha', resource: { group: 'apps', version: 'v1', resource: 'deployments', kind: 'Deployment' } });
     await pods.start();
     await cms.start();
-    assert.equal(pods.metrics.registry, registry);
+    assert.equal(pods.metrics, registry);
     const text = await registry.getSingleMetricAsString('apiserver_watch_cache_capacity');
     assert.match(text, /group="",resource="pods"/);
     assert.match(text, /group="apps",resource="deployments"/);
-    const w = cms.watch({ resourceVersion: '0' });
-    assert.equal(await cms.metrics.value('apiserver_registered_watchers'), 1);
-    assert.equal(await pods.metrics.value('apiserver_registered_watchers'), 0);
+    const w = asWatcher(cms.watch({ resourceVersion: '0' }));
+    assert.equal(await cms.metricValue('apiserver_registered_watchers'), 1);
+    assert.equal(await pods.metricValue('apiserver_registered_watchers'), 0);
     w.stop();
     await pods.stop();
     await cms.stop();
@@ -78,45 +79,45 @@ describe('metric names and types', () => {
 describe('metrics move with the engine', () => {
   test('registered_watchers follows watch and stop; events_dispatched counts events', async () => {
     const { cache, store } = await setup({ mode: 'alpha' });
-    const a = cache.watch({ resourceVersion: '0' });
-    const b = cache.watch({ resourceVersion: '0' });
-    assert.equal(await cache.metrics.value('apiserver_registered_watchers'), 2);
+    const a = asWatcher(cache.watch({ resourceVersion: '0' }));
+    const b = asWatcher(cache.watch({ resourceVersion: '0' }));
+    assert.equal(await cache.metricValue('apiserver_registered_watchers'), 2);
     a.stop();
-    assert.equal(await cache.metrics.value('apiserver_registered_watchers'), 1);
+    assert.equal(await cache.metricValue('apiserver_registered_watchers'), 1);
     await churn(store, 7);
-    assert.equal(await cache.metrics.value('apiserver_watch_cache_events_dispatched_total'), 7);
+    assert.equal(await cache.metricValue('apiserver_watch_cache_events_dispatched_total'), 7);
     b.stop();
-    assert.equal(await cache.metrics.value('apiserver_registered_watchers'), 0);
+    assert.equal(await cache.metricValue('apiserver_registered_watchers'), 0);
     await cache.stop();
   });
 
   test('stall metrics: stalls, stalled gauge, deferred events, catch-up rounds and events, pass duration', async () => {
     const { cache, store, clock } = await setup({ mode: 'alpha' });
-    const r = new Reader(cache.watch({ resourceVersion: '0', channelCapacity: 2 }));
+    const r = new Reader(asWatcher(cache.watch({ resourceVersion: '0', channelCapacity: 2 })));
     await churn(store, 10);
-    assert.equal(await cache.metrics.value('apiserver_watch_cache_watcher_stalls_total'), 1);
-    assert.equal(await cache.metrics.value('apiserver_watch_cache_stalled_watchers'), 1);
+    assert.equal(await cache.metricValue('apiserver_watch_cache_watcher_stalls_total'), 1);
+    assert.equal(await cache.metricValue('apiserver_watch_cache_stalled_watchers'), 1);
     for (let i = 0; i < 50 && r.w.unsynced; i++) {
       await clock.advance(5);
       await r.drain();
     }
     assert.equal(r.w.unsynced, false);
-    assert.equal(await cache.metrics.value('apiserver_watch_cache_stalled_watchers'), 0);
-    assert.equal(await cache.metrics.value('apiserver_watch_cache_watcher_catchup_rounds_total'), 1);
-    assert.equal(await cache.metrics.value('apiserver_watch_cache_watcher_deferred_events_total'), 8);
-    const hist = await cache.metrics.registry.getSingleMetricAsString('apiserver_watch_cache_watcher_catchup_events');
+    assert.equal(await cache.metricValue('apiserver_watch_cache_stalled_watchers'), 0);
+    assert.equal(await cache.metricValue('apiserver_watch_cache_watcher_catchup_rounds_total'), 1);
+    assert.equal(await cache.metricValue('apiserver_watch_cache_watcher_deferred_events_total'), 8);
+    const hist = await cache.metrics.getSingleMetricAsString('apiserver_watch_cache_watcher_catchup_events');
     assert.match(hist, /apiserver_watch_cache_watcher_catchup_events_sum\{group="",resource="pods"\} 8/);
     assert.match(hist, /apiserver_watch_cache_watcher_catchup_events_count\{group="",resource="pods"\} 1/);
-    assert.ok((await cache.metrics.value('apiserver_watch_cache_sync_pass_duration_seconds')) >= 1, 'pass durations observed');
+    assert.ok((await cache.metricValue('apiserver_watch_cache_sync_pass_duration_seconds')) >= 1, 'pass durations observed');
     r.w.stop();
     await cache.stop();
   });
 
   test('the capacity gauge follows history resizes', async () => {
     const { cache, store } = await setup({ history: { lowerBound: 10, upperBound: 40 } });
-    assert.equal(await cache.metrics.value('apiserver_watch_cache_capacity'), 10);
+    assert.equal(await cache.metricValue('apiserver_watch_cache_capacity'), 10);
     await churn(store, 25);
-    assert.equal(await cache.metrics.value('apiserver_watch_cache_capacity'), 40);
+    assert.equal(await cache.metricValue('apiserver_watch_cache_capacity'), 40);
     await cache.stop();
   });
 });
@@ -127,23 +128,23 @@ for (const mode of ['off', 'alpha', 'beta'] as const) {
     // encodes the ring payload and then the wire frame again: two msgpack encodings per event.
     test(`${mode}: one encoding per event per format, shared by every stream`, async () => {
       const { cache, store } = await setup({ mode });
-      const r1 = new Reader(cache.watch({ resourceVersion: '0' }));
-      const r2 = new Reader(cache.watch({ resourceVersion: '0' }));
+      const r1 = new Reader(asWatcher(cache.watch({ resourceVersion: '0' })));
+      const r2 = new Reader(asWatcher(cache.watch({ resourceVersion: '0' })));
       await store.create(pod('a'));
       await flush();
       const [e1] = await r1.drain();
       const [e2] = await r2.drain();
       assert.ok(e1 === e2, 'one shared event object');
       const ev = e1 as WatchEvent;
-      const l1 = ev.jsonLine(cache.metrics);
-      const l2 = e2!.jsonLine(cache.metrics);
+      const l1 = ev.jsonLine(cache.encodings);
+      const l2 = e2!.jsonLine(cache.encodings);
       assert.equal(l1, l2);
       assert.equal(l1.toString().endsWith('\n'), true);
       assert.deepEqual(JSON.parse(l1.toString()).type, 'ADDED');
-      ev.msgpackFrame(cache.metrics);
-      ev.msgpackFrame(cache.metrics);
-      assert.equal(await cache.metrics.value('apiserver_watch_cache_event_encodings_total', { format: 'json' }), 1);
-      assert.equal(await cache.metrics.value('apiserver_watch_cache_event_encodings_total', { format: 'msgpack' }), 1);
+      ev.msgpackFrame(cache.encodings);
+      ev.msgpackFrame(cache.encodings);
+      assert.equal(await cache.metricValue('apiserver_watch_cache_event_encodings_total', { format: 'json' }), 1);
+      assert.equal(await cache.metricValue('apiserver_watch_cache_event_encodings_total', { format: 'msgpack' }), 1);
       r1.w.stop();
       r2.w.stop();
       await cache.stop();

@@ -7,6 +7,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { observe } from '../../src/observe/channels.js';
 import { Reader, churn, flush, setup } from './support/harness.js';
+import { asWatcher } from '../../src/watch/watcher.js';
 
 for (const mode of ['alpha', 'beta'] as const) {
   describe(`observer channels (${mode})`, () => {
@@ -19,7 +20,7 @@ for (const mode of ['alpha', 'beta'] as const) {
         observe(cache, 'resync', (m) => seen.push(`resync:${m.watcherId}:${m.passPushes > 0}`)),
         observe(other.cache, 'stall', () => seen.push('other')),
       ];
-      const w = cache.watch({ resourceVersion: '0', channelCapacity: 2 });
+      const w = asWatcher(cache.watch({ resourceVersion: '0', channelCapacity: 2 }));
       await churn(store, 5); // RVs 1..5: 3 does not fit
       await flush();
       assert.equal(w.unsynced, true);
@@ -42,7 +43,7 @@ for (const mode of ['alpha', 'beta'] as const) {
       await churn(store, 10);
       const seen: string[] = [];
       const off = observe(cache, 'expire', (m) => seen.push(`${m.kind}:${m.position}:${m.oldestMinus1}`));
-      const w = cache.watch({ resourceVersion: '2' });
+      const w = asWatcher(cache.watch({ resourceVersion: '2' }));
       const r = new Reader(w);
       await r.drain();
       off();

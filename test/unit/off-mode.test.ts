@@ -11,7 +11,7 @@ import { ForceClosePolicy } from '../../src/dispatch/force-close-policy.js';
 import { WatchCacheEvent } from '../../src/history/watch-cache-event.js';
 import { CacheMetrics } from '../../src/metrics/cache-metrics.js';
 import { Selection } from '../../src/selection/selection.js';
-import { Watcher } from '../../src/watch/watcher.js';
+import { Watcher, asWatcher } from '../../src/watch/watcher.js';
 import { WatchEvent } from '../../src/wire/watch-event.js';
 import { FakeOwner, PausableStore, Reader, VirtualClock, flush, objectRVs, pod, settle, setup } from './support/harness.js';
 
@@ -131,8 +131,8 @@ describe('off mode through the cache', () => {
   test('a consumer that does not read is force-closed after the shared budget; its stream ends without ERROR', async () => {
     const { cache, store, clock } = await setup({ mode: 'off' });
     await clock.advance(3000); // let the budget accrue to its 100 ms cap
-    const slow = new Reader(cache.watch({ resourceVersion: '0', channelCapacity: 2 }));
-    const healthy = new Reader(cache.watch({ resourceVersion: '0', channelCapacity: 100 }));
+    const slow = new Reader(asWatcher(cache.watch({ resourceVersion: '0', channelCapacity: 2 })));
+    const healthy = new Reader(asWatcher(cache.watch({ resourceVersion: '0', channelCapacity: 100 })));
     await store.create(pod('a')); // 1
     await store.create(pod('b')); // 2 (slow is now full)
     await store.create(pod('c')); // 3 blocks on slow
@@ -152,8 +152,8 @@ describe('off mode through the cache', () => {
     await slow.drain();
     assert.equal(slow.done, true);
     assert.ok(slow.events.every((e) => e.type !== 'ERROR'), 'no ERROR event on a force-close');
-    assert.equal(await cache.metrics.value('apiserver_terminated_watchers_total', { reason: 'unresponsive' }), 1);
-    assert.match(await cache.metrics.registry.getSingleMetricAsString('apiserver_terminated_watchers_total'), /reason="unresponsive"\} 1/);
+    assert.equal(await cache.metricValue('apiserver_terminated_watchers_total', { reason: 'unresponsive' }), 1);
+    assert.match(await cache.metrics.getSingleMetricAsString('apiserver_terminated_watchers_total'), /reason="unresponsive"\} 1/);
     assert.equal(cache.watcherCount, 1);
     healthy.w.stop();
     await cache.stop();
@@ -162,8 +162,8 @@ describe('off mode through the cache', () => {
   test('a consumer that makes room within the budget keeps its watch and misses nothing', async () => {
     const { cache, store, clock } = await setup({ mode: 'off' });
     await clock.advance(3000);
-    const w = cache.watch({ resourceVersion: '0', channelCapacity: 2 });
-    const healthy = new Reader(cache.watch({ resourceVersion: '0' }));
+    const w = asWatcher(cache.watch({ resourceVersion: '0', channelCapacity: 2 }));
+    const healthy = new Reader(asWatcher(cache.watch({ resourceVersion: '0' })));
     for (const n of ['a', 'b', 'c', 'd']) await store.create(pod(n));
     await flush();
     await clock.advance(40);
@@ -180,7 +180,7 @@ describe('off mode through the cache', () => {
     await slow.drain();
     assert.deepEqual(objectRVs(slow.events), [1, 2, 3, 4]);
     assert.equal(w.stopped, false);
-    assert.equal(await cache.metrics.value('apiserver_terminated_watchers_total'), 0);
+    assert.equal(await cache.metricValue('apiserver_terminated_watchers_total'), 0);
     w.stop();
     healthy.w.stop();
     await cache.stop();
@@ -188,8 +188,8 @@ describe('off mode through the cache', () => {
 
   test('the budget starts empty: an immediate overflow is closed at once, without delaying anyone', async () => {
     const { cache, store } = await setup({ mode: 'off' });
-    const slow = cache.watch({ resourceVersion: '0', channelCapacity: 1 });
-    const healthy = new Reader(cache.watch({ resourceVersion: '0' }));
+    const slow = asWatcher(cache.watch({ resourceVersion: '0', channelCapacity: 1 }));
+    const healthy = new Reader(asWatcher(cache.watch({ resourceVersion: '0' })));
     await store.create(pod('a'));
     await store.create(pod('b'));
     await store.create(pod('c'));
@@ -197,7 +197,7 @@ describe('off mode through the cache', () => {
     await healthy.drain();
     assert.deepEqual(objectRVs(healthy.events), [1, 2, 3]);
     assert.equal(slow.stopped, true);
-    assert.equal(await cache.metrics.value('apiserver_terminated_watchers_total', { reason: 'unresponsive' }), 1);
+    assert.equal(await cache.metricValue('apiserver_terminated_watchers_total', { reason: 'unresponsive' }), 1);
     healthy.w.stop();
     await cache.stop();
   });
@@ -205,13 +205,13 @@ describe('off mode through the cache', () => {
   test('bookmarks never block and never force-close', async () => {
     const { cache, store, clock } = await setup({ mode: 'off', bookmarkFrequencyMs: 1000 });
     await clock.advance(3000);
-    const w = cache.watch({ resourceVersion: '0', channelCapacity: 1, allowWatchBookmarks: true });
+    const w = asWatcher(cache.watch({ resourceVersion: '0', channelCapacity: 1, allowWatchBookmarks: true }));
     await store.create(pod('a'));
     await flush();
     await clock.advance(10_000);
     assert.equal(w.stopped, false);
     assert.equal(w.queue.size, 1);
-    assert.equal(await cache.metrics.value('apiserver_terminated_watchers_total'), 0);
+    assert.equal(await cache.metricValue('apiserver_terminated_watchers_total'), 0);
     w.stop();
     await cache.stop();
   });
@@ -219,8 +219,8 @@ describe('off mode through the cache', () => {
   test('stopping the blocked watcher releases the shared wait at once', async () => {
     const { cache, store, clock } = await setup({ mode: 'off' });
     await clock.advance(3000);
-    const slow = cache.watch({ resourceVersion: '0', channelCapacity: 1 });
-    const healthy = new Reader(cache.watch({ resourceVersion: '0' }));
+    const slow = asWatcher(cache.watch({ resourceVersion: '0', channelCapacity: 1 }));
+    const healthy = new Reader(asWatcher(cache.watch({ resourceVersion: '0' })));
     await store.create(pod('a'));
     await store.create(pod('b')); // blocks
     await store.create(pod('c')); // queued
@@ -231,7 +231,7 @@ describe('off mode through the cache', () => {
     await flush();
     await healthy.drain();
     assert.deepEqual(objectRVs(healthy.events), [1, 2, 3]);
-    assert.equal(await cache.metrics.value('apiserver_terminated_watchers_total'), 0, 'a client stop is not a force-close');
+    assert.equal(await cache.metricValue('apiserver_terminated_watchers_total'), 0, 'a client stop is not a force-close');
     healthy.w.stop();
     await cache.stop();
   });
@@ -239,14 +239,14 @@ describe('off mode through the cache', () => {
   test('a watch started while dispatch is blocked gets no gap and no duplicate (rule 1: tolerate overlap, dedupe by RV)', async () => {
     const { cache, store, clock } = await setup({ mode: 'off' });
     await clock.advance(3000);
-    const slow = cache.watch({ resourceVersion: '0', channelCapacity: 1 });
+    const slow = asWatcher(cache.watch({ resourceVersion: '0', channelCapacity: 1 }));
     await store.create(pod('a')); // 1
     await store.create(pod('b')); // 2 blocks on slow
     await store.create(pod('c')); // 3 queued
     await flush();
     assert.equal(cache.resourceVersion, 3);
-    const fromState = new Reader(cache.watch({ resourceVersion: '0' }));
-    const fromHistory = new Reader(cache.watch({ resourceVersion: '1' }));
+    const fromState = new Reader(asWatcher(cache.watch({ resourceVersion: '0' })));
+    const fromHistory = new Reader(asWatcher(cache.watch({ resourceVersion: '1' })));
     await fromState.drain();
     await fromHistory.drain();
     assert.deepEqual(fromState.summary, ['ADDED:1', 'ADDED:2', 'ADDED:3']);
@@ -268,7 +268,7 @@ describe('off mode through the cache', () => {
     const { cache, store, clock, backing } = await setup({ mode: 'off' }, (s) => new PausableStore(s));
     await store.create(pod('a'));
     await flush();
-    const r = new Reader(cache.watch({ resourceVersion: '0' }));
+    const r = new Reader(asWatcher(cache.watch({ resourceVersion: '0' })));
     await r.drain();
     await store.create(pod('b'));
     (backing as PausableStore).pause();

@@ -10,6 +10,8 @@ import { PassScheduler } from '../../src/sync/pass-scheduler.js';
 import { resolvePassOptions } from '../../src/sync/pass-options.js';
 import type { PassStats } from '../../src/sync/sync-pass.js';
 import { pod, setup, flush } from './support/harness.js';
+import { asWatcher } from '../../src/watch/watcher.js';
+import { stallPolicyOf } from '../../src/cache/cache-internals.js';
 
 /** A clock whose time can also move inside a synchronous call (a pass that "takes" time). */
 class ManualClock {
@@ -248,8 +250,8 @@ describe('PassScheduler periods', () => {
 describe('pass periods in the cache (alpha)', () => {
   test('a stall runs a pass; an unserved full watcher keeps the period normal (it may be draining); a new stall resets to normal', async () => {
     const { cache, store, clock } = await setup({ mode: 'alpha' });
-    const sp = cache.stallPolicy!;
-    const w = cache.watch({ resourceVersion: '0', channelCapacity: 1 });
+    const sp = stallPolicyOf(cache)!;
+    const w = asWatcher(cache.watch({ resourceVersion: '0', channelCapacity: 1 }));
     await store.create(pod('a'));
     await store.create(pod('b')); // stalls
     await flush();
@@ -257,7 +259,7 @@ describe('pass periods in the cache (alpha)', () => {
     assert.equal(w.unsynced, true);
     assert.ok(sp.scheduler.passes >= 1);
     assert.equal(sp.scheduler.periodKind, 'normal', 'a watcher skipped for a full channel is not idleness');
-    const w2 = cache.watch({ resourceVersion: '0', channelCapacity: 1 });
+    const w2 = asWatcher(cache.watch({ resourceVersion: '0', channelCapacity: 1 }));
     await store.create(pod('c')); // w2 replays a, b from its initial state; c fills its channel
     await store.create(pod('d')); // w2 stalls
     await flush();
@@ -282,7 +284,7 @@ describe('pass-scheduler idle rule: a draining watcher is not idle', () => {
   for (const mode of ['alpha', 'beta'] as const) {
     test(`${mode}: a client reading 1 event per 3 ms catches up on 300 events in well under 2x its read time`, async () => {
       const { cache, store, clock } = await setup({ mode, history: { lowerBound: 1000, upperBound: 1000 } });
-      const w = cache.watch({ resourceVersion: '0', channelCapacity: 5 });
+      const w = asWatcher(cache.watch({ resourceVersion: '0', channelCapacity: 5 }));
       let cur = await store.create(pod('a'));
       for (let i = 1; i < 300; i++) cur = await store.update({ ...cur, spec: { i } });
       await flush();

@@ -9,6 +9,7 @@ import { BadRequestError, parseFieldSelector, parseLabelSelector, type KubeObjec
 import { Delivery, Selection } from '../../src/selection/selection.js';
 import { WatchCacheEvent } from '../../src/history/watch-cache-event.js';
 import { Reader, flush, pod, setup } from './support/harness.js';
+import { asWatcher } from '../../src/watch/watcher.js';
 
 const L = (s: string, labels: Record<string, string> | undefined): boolean => parseLabelSelector(s).matches(labels);
 
@@ -158,7 +159,7 @@ describe('selection transitions on a watch', () => {
   for (const mode of ['off', 'alpha', 'beta'] as const) {
     test(`${mode}: moving into a label selection is ADDED, out of it DELETED with the previous object at the event RV`, async () => {
       const { cache, store } = await setup({ mode });
-      const r = new Reader(cache.watch({ resourceVersion: '0', labelSelector: 'app=x' }));
+      const r = new Reader(asWatcher(cache.watch({ resourceVersion: '0', labelSelector: 'app=x' })));
       const a = await store.create(pod('a', { labels: { app: 'y' } })); // 1: not selected
       const a2 = await store.update({ ...a, metadata: { ...a.metadata, labels: { app: 'x' } } }); // 2: enters
       const a3 = await store.update({ ...a2, spec: { v: 3 } }); // 3: stays
@@ -186,7 +187,7 @@ describe('selection transitions on a watch', () => {
 
     test(`${mode}: field selector transitions on a dot path`, async () => {
       const { cache, store } = await setup({ mode });
-      const r = new Reader(cache.watch({ resourceVersion: '0', fieldSelector: 'status.phase=Running' }));
+      const r = new Reader(asWatcher(cache.watch({ resourceVersion: '0', fieldSelector: 'status.phase=Running' })));
       const a = await store.create(pod('a', { status: { phase: 'Pending' } }));
       const a2 = await store.update({ ...a, status: { phase: 'Running' } });
       await store.update({ ...a2, status: { phase: 'Succeeded' } });
@@ -201,15 +202,15 @@ describe('selection transitions on a watch', () => {
 
   test('malformed selectors on a watch throw BadRequestError synchronously', async () => {
     const { cache } = await setup();
-    assert.throws(() => cache.watch({ labelSelector: 'a in (' }), BadRequestError);
-    assert.throws(() => cache.watch({ fieldSelector: 'x' }), BadRequestError);
+    assert.throws(() => asWatcher(cache.watch({ labelSelector: 'a in (' })), BadRequestError);
+    assert.throws(() => asWatcher(cache.watch({ fieldSelector: 'x' })), BadRequestError);
     assert.equal(cache.watcherCount, 0, 'nothing was registered');
     await cache.stop();
   });
 
   test('DELETED events carry the last state with the deletion RV', async () => {
     const { cache, store } = await setup();
-    const r = new Reader(cache.watch({ resourceVersion: '0' }));
+    const r = new Reader(asWatcher(cache.watch({ resourceVersion: '0' })));
     const a = await store.create(pod('a', { labels: { k: 'v' } }));
     await store.update({ ...a, spec: { last: true } });
     await store.delete('default', 'a');

@@ -8,7 +8,7 @@ import { suggestedChannelSize, type KubeObject } from '../../src/index.js';
 import { WatcherIndex } from '../../src/dispatch/watcher-index.js';
 import { WatchCacheEvent } from '../../src/history/watch-cache-event.js';
 import { Selection } from '../../src/selection/selection.js';
-import { Watcher } from '../../src/watch/watcher.js';
+import { Watcher, asWatcher } from '../../src/watch/watcher.js';
 import { FakeOwner, Reader, flush, pod, setup } from './support/harness.js';
 
 const nodeName = (o: KubeObject): string | undefined => (o.spec as { nodeName?: string } | undefined)?.nodeName;
@@ -18,9 +18,9 @@ describe('trigger-index dispatch through the cache', () => {
   for (const mode of ['off', 'alpha', 'beta'] as const) {
     test(`${mode}: a node watcher gets only its node's events; a pod moving n1->n2 gives n1 DELETED and n2 ADDED`, async () => {
       const { cache, store } = await setup({ mode, indexers });
-      const n1 = new Reader(cache.watch({ resourceVersion: '0', fieldSelector: 'spec.nodeName=n1' }));
-      const n2 = new Reader(cache.watch({ resourceVersion: '0', fieldSelector: 'spec.nodeName=n2' }));
-      const all = new Reader(cache.watch({ resourceVersion: '0' }));
+      const n1 = new Reader(asWatcher(cache.watch({ resourceVersion: '0', fieldSelector: 'spec.nodeName=n1' })));
+      const n2 = new Reader(asWatcher(cache.watch({ resourceVersion: '0', fieldSelector: 'spec.nodeName=n2' })));
+      const all = new Reader(asWatcher(cache.watch({ resourceVersion: '0' })));
       const a = await store.create(pod('a', { nodeName: 'n1' })); // 1
       await store.create(pod('b', { nodeName: 'n2' })); // 2
       await store.create(pod('c', { ns: 'other', nodeName: 'n3' })); // 3
@@ -46,10 +46,10 @@ describe('trigger-index dispatch through the cache', () => {
     await store.create(pod('b', { nodeName: 'n2' }));
     await store.update({ ...a, spec: { nodeName: 'n2' } });
     await flush();
-    const state = new Reader(cache.watch({ resourceVersion: '0', fieldSelector: 'spec.nodeName=n2' }));
+    const state = new Reader(asWatcher(cache.watch({ resourceVersion: '0', fieldSelector: 'spec.nodeName=n2' })));
     await state.drain();
     assert.deepEqual(state.events.map((e) => e.object.metadata.name), ['a', 'b']);
-    const hist = new Reader(cache.watch({ resourceVersion: '1', fieldSelector: 'spec.nodeName=n1' }));
+    const hist = new Reader(asWatcher(cache.watch({ resourceVersion: '1', fieldSelector: 'spec.nodeName=n1' })));
     await hist.drain();
     assert.deepEqual(hist.summary, ['DELETED:3']);
     state.w.stop();
@@ -60,10 +60,10 @@ describe('trigger-index dispatch through the cache', () => {
   test('channel size: exactly 10 for a watcher that uses the trigger, the heuristic otherwise', async () => {
     // A history of 7500 events at 75 s is 100 events per second: non-trigger watchers get 100.
     const { cache } = await setup({ indexers, history: { lowerBound: 7500, upperBound: 102400 } });
-    const trig = cache.watch({ resourceVersion: '0', fieldSelector: 'spec.nodeName=n1' });
-    const other = cache.watch({ resourceVersion: '0', fieldSelector: 'metadata.name=x' });
-    const plain = cache.watch({ resourceVersion: '0' });
-    const explicit = cache.watch({ resourceVersion: '0', fieldSelector: 'spec.nodeName=n1', channelCapacity: 33 });
+    const trig = asWatcher(cache.watch({ resourceVersion: '0', fieldSelector: 'spec.nodeName=n1' }));
+    const other = asWatcher(cache.watch({ resourceVersion: '0', fieldSelector: 'metadata.name=x' }));
+    const plain = asWatcher(cache.watch({ resourceVersion: '0' }));
+    const explicit = asWatcher(cache.watch({ resourceVersion: '0', fieldSelector: 'spec.nodeName=n1', channelCapacity: 33 }));
     assert.equal(trig.capacity, 10);
     assert.equal(other.capacity, 100);
     assert.equal(plain.capacity, 100);
@@ -74,7 +74,7 @@ describe('trigger-index dispatch through the cache', () => {
 
   test('channel size without a trigger index is clamped to [10, 100]', async () => {
     const { cache } = await setup({ history: { lowerBound: 75000, upperBound: 102400 } });
-    const w = cache.watch({ resourceVersion: '0', fieldSelector: 'spec.nodeName=n1' });
+    const w = asWatcher(cache.watch({ resourceVersion: '0', fieldSelector: 'spec.nodeName=n1' }));
     assert.equal(w.capacity, 100);
     w.stop();
     await cache.stop();

@@ -5,6 +5,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BadRequestError, ServiceUnavailableError, WatchCache, MemoryStore } from '../../src/index.js';
 import { PausableStore, Reader, VirtualClock, flush, pod, setup } from './support/harness.js';
+import { asWatcher } from '../../src/watch/watcher.js';
 
 const MODES = ['off', 'alpha', 'beta'] as const;
 
@@ -15,7 +16,7 @@ for (const mode of MODES) {
       const b = await store.get('default', 'b');
       await store.update({ ...b, spec: { v: 4 } }); // 4
       await flush();
-      const r = new Reader(cache.watch({ resourceVersion: '0' }));
+      const r = new Reader(asWatcher(cache.watch({ resourceVersion: '0' })));
       await store.create(pod('d')); // 5
       await flush();
       await clock.advance(20);
@@ -37,7 +38,7 @@ for (const mode of MODES) {
       await store.update({ ...a, spec: { v: 2 } }); // 2, not yet in the cache
       await flush();
       assert.equal(cache.resourceVersion, 1);
-      const r = new Reader(cache.watch({ resourceVersion: '' }));
+      const r = new Reader(asWatcher(cache.watch({ resourceVersion: '' })));
       await flush();
       await clock.advance(500);
       assert.deepEqual(await r.drain(), [], 'nothing before the cache has RV 2');
@@ -55,7 +56,7 @@ for (const mode of MODES) {
       (backing as PausableStore).pause();
       await store.create(pod('a'));
       await flush();
-      const r = new Reader(cache.watch({ resourceVersion: '' }));
+      const r = new Reader(asWatcher(cache.watch({ resourceVersion: '' })));
       await flush();
       await clock.advance(1000);
       await r.drain();
@@ -72,14 +73,14 @@ for (const mode of MODES) {
       await store.update({ ...a, spec: { v: 2 } }); // 2
       await store.create(pod('b')); // 3
       await flush();
-      const r = new Reader(cache.watch({ resourceVersion: '1' }));
+      const r = new Reader(asWatcher(cache.watch({ resourceVersion: '1' })));
       await clock.advance(20);
       await store.delete('default', 'b'); // 4
       await flush();
       await clock.advance(20);
       await r.drain();
       assert.deepEqual(r.summary, ['MODIFIED:2', 'ADDED:3', 'DELETED:4']);
-      const cur = new Reader(cache.watch({ resourceVersion: '4' }));
+      const cur = new Reader(asWatcher(cache.watch({ resourceVersion: '4' })));
       await clock.advance(20);
       assert.deepEqual(await cur.drain(), []);
       r.w.stop();
@@ -91,7 +92,7 @@ for (const mode of MODES) {
       const { cache, store, clock } = await setup({ mode });
       await store.create(pod('a')); // 1
       await flush();
-      const r = new Reader(cache.watch({ resourceVersion: '3' }));
+      const r = new Reader(asWatcher(cache.watch({ resourceVersion: '3' })));
       assert.equal(r.w.state, 'active', 'started at once, no wait');
       const before = clock.pending;
       await store.create(pod('b')); // 2
@@ -108,7 +109,7 @@ for (const mode of MODES) {
 
     test('sendInitialEvents=true (NotOlderThan) with bookmarks: ADDED events, one annotated BOOKMARK, then live', async () => {
       const { cache, store, clock } = await setup({ mode }, undefined, { seed: [pod('a'), pod('b')] });
-      const r = new Reader(cache.watch({ resourceVersion: '1', resourceVersionMatch: 'NotOlderThan', sendInitialEvents: true, allowWatchBookmarks: true }));
+      const r = new Reader(asWatcher(cache.watch({ resourceVersion: '1', resourceVersionMatch: 'NotOlderThan', sendInitialEvents: true, allowWatchBookmarks: true })));
       await flush();
       await store.create(pod('c')); // 3
       await flush();
@@ -124,7 +125,7 @@ for (const mode of MODES) {
     test("sendInitialEvents=true with '' and '0' also sends the state then the end bookmark", async () => {
       const { cache, clock } = await setup({ mode }, undefined, { seed: [pod('a')] });
       for (const rv of ['', '0']) {
-        const r = new Reader(cache.watch({ resourceVersion: rv, resourceVersionMatch: 'NotOlderThan', sendInitialEvents: true, allowWatchBookmarks: true }));
+        const r = new Reader(asWatcher(cache.watch({ resourceVersion: rv, resourceVersionMatch: 'NotOlderThan', sendInitialEvents: true, allowWatchBookmarks: true })));
         await flush();
         await clock.advance(20);
         await r.drain();
@@ -137,7 +138,7 @@ for (const mode of MODES) {
 
     test('sendInitialEvents=true without allowWatchBookmarks: no end bookmark', async () => {
       const { cache, store, clock } = await setup({ mode }, undefined, { seed: [pod('a')] });
-      const r = new Reader(cache.watch({ resourceVersion: '0', resourceVersionMatch: 'NotOlderThan', sendInitialEvents: true }));
+      const r = new Reader(asWatcher(cache.watch({ resourceVersion: '0', resourceVersionMatch: 'NotOlderThan', sendInitialEvents: true })));
       await flush();
       await store.create(pod('b'));
       await flush();
@@ -150,7 +151,7 @@ for (const mode of MODES) {
 
     test('sendInitialEvents=true at a future N waits for it, then serves the state at >= N', async () => {
       const { cache, store, clock } = await setup({ mode }, undefined, { seed: [pod('a')] });
-      const r = new Reader(cache.watch({ resourceVersion: '2', resourceVersionMatch: 'NotOlderThan', sendInitialEvents: true, allowWatchBookmarks: true }));
+      const r = new Reader(asWatcher(cache.watch({ resourceVersion: '2', resourceVersionMatch: 'NotOlderThan', sendInitialEvents: true, allowWatchBookmarks: true })));
       await clock.advance(1000);
       assert.deepEqual(await r.drain(), []);
       await store.create(pod('b')); // 2
@@ -164,7 +165,7 @@ for (const mode of MODES) {
 
     test('sendInitialEvents=true at a future N that never comes: one ERROR 504 Timeout, then the end', async () => {
       const { cache, clock } = await setup({ mode, blockTimeoutMs: 2000 });
-      const r = new Reader(cache.watch({ resourceVersion: '9', resourceVersionMatch: 'NotOlderThan', sendInitialEvents: true, allowWatchBookmarks: true }));
+      const r = new Reader(asWatcher(cache.watch({ resourceVersion: '9', resourceVersionMatch: 'NotOlderThan', sendInitialEvents: true, allowWatchBookmarks: true })));
       await clock.advance(1999);
       assert.deepEqual(await r.drain(), []);
       await clock.advance(1);
@@ -182,8 +183,8 @@ for (const mode of MODES) {
 
     test("sendInitialEvents=false with '0' or '' starts now with no initial events", async () => {
       const { cache, store, clock } = await setup({ mode }, undefined, { seed: [pod('a')] });
-      const r0 = new Reader(cache.watch({ resourceVersion: '0', resourceVersionMatch: 'NotOlderThan', sendInitialEvents: false }));
-      const re = new Reader(cache.watch({ resourceVersion: '', resourceVersionMatch: 'NotOlderThan', sendInitialEvents: false }));
+      const r0 = new Reader(asWatcher(cache.watch({ resourceVersion: '0', resourceVersionMatch: 'NotOlderThan', sendInitialEvents: false })));
+      const re = new Reader(asWatcher(cache.watch({ resourceVersion: '', resourceVersionMatch: 'NotOlderThan', sendInitialEvents: false })));
       await flush();
       await store.create(pod('b'));
       await flush();
@@ -202,9 +203,9 @@ for (const mode of MODES) {
 describe('watch option validation (synchronous BadRequestError)', () => {
   test('sendInitialEvents without resourceVersionMatch', async () => {
     const { cache } = await setup();
-    assert.throws(() => cache.watch({ sendInitialEvents: true }), BadRequestError);
-    assert.throws(() => cache.watch({ sendInitialEvents: true, resourceVersion: '0', allowWatchBookmarks: true }), BadRequestError);
-    assert.throws(() => cache.watch({ sendInitialEvents: false, resourceVersion: '0' }), BadRequestError);
+    assert.throws(() => asWatcher(cache.watch({ sendInitialEvents: true })), BadRequestError);
+    assert.throws(() => asWatcher(cache.watch({ sendInitialEvents: true, resourceVersion: '0', allowWatchBookmarks: true })), BadRequestError);
+    assert.throws(() => asWatcher(cache.watch({ sendInitialEvents: false, resourceVersion: '0' })), BadRequestError);
     assert.equal(cache.watcherCount, 0);
     await cache.stop();
   });
@@ -220,7 +221,7 @@ describe('watch option validation (synchronous BadRequestError)', () => {
       { channelCapacity: 0 },
       { labelSelector: '!!' },
     ];
-    for (const o of bad) assert.throws(() => cache.watch(o), BadRequestError, JSON.stringify(o));
+    for (const o of bad) assert.throws(() => asWatcher(cache.watch(o)), BadRequestError, JSON.stringify(o));
     await cache.stop();
   });
 
@@ -237,7 +238,7 @@ describe('watch option validation (synchronous BadRequestError)', () => {
   test('after cache.stop(), watch throws a 503 WatchCacheError', async () => {
     const { cache } = await setup();
     await cache.stop();
-    assert.throws(() => cache.watch({ resourceVersion: '0' }), (err: unknown) => err instanceof ServiceUnavailableError && err.code === 503);
+    assert.throws(() => asWatcher(cache.watch({ resourceVersion: '0' })), (err: unknown) => err instanceof ServiceUnavailableError && err.code === 503);
   });
 
   test('watch before the first list still works once the cache is started', async () => {
@@ -246,7 +247,7 @@ describe('watch option validation (synchronous BadRequestError)', () => {
     await store.create(pod('a'));
     const cache = new WatchCache({ store, clock, mode: 'alpha' });
     await cache.start();
-    const r = new Reader(cache.watch({ resourceVersion: '0' }));
+    const r = new Reader(asWatcher(cache.watch({ resourceVersion: '0' })));
     await r.drain();
     assert.deepEqual(r.summary, ['ADDED:1']);
     r.w.stop();

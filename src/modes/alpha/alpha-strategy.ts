@@ -6,12 +6,12 @@
  */
 import { StallPolicy } from '../../sync/stall-policy.js';
 import type { Watcher } from '../../watch/watcher.js';
-import type { CatchUpStrategy, StrategyContext, WatcherChannelSpec } from '../catch-up-strategy.js';
+import type { CatchUpStrategy, StrategyContext } from '../catch-up-strategy.js';
 import { expireAtRelist, expireOvertaken } from '../catch-up-endings.js';
-import { startFromHistoryReplay } from '../history-replay-start.js';
+import { InProcessWatchers } from '../in-process-watchers.js';
 
 export class AlphaStrategy extends StallPolicy implements CatchUpStrategy {
-  readonly ringHandle = undefined;
+  readonly watchers: InProcessWatchers;
   private readonly ctx: StrategyContext;
 
   constructor(ctx: StrategyContext) {
@@ -22,24 +22,9 @@ export class AlphaStrategy extends StallPolicy implements CatchUpStrategy {
       resyncPoint: () => ctx.cacheRV(), // alpha resyncs at the end of the history
     }, ctx.source);
     this.ctx = ctx;
+    this.watchers = new InProcessWatchers(ctx);
   }
 
-  channelFor(): WatcherChannelSpec | undefined {
-    return undefined;
-  }
-  registered(): void {}
-  mirror(): undefined {
-    return undefined;
-  }
-  startBehind(w: Watcher, rv: number): void {
-    startFromHistoryReplay(this.ctx, w, rv);
-  }
-  positionOf(w: Watcher): number {
-    return w.position;
-  }
-  relistStarting(): ReadonlySet<Watcher> {
-    return NONE;
-  }
   endAtRelist(w: Watcher, listRV: number): void {
     expireAtRelist(this.ctx, w, listRV, w.position);
   }
@@ -47,5 +32,3 @@ export class AlphaStrategy extends StallPolicy implements CatchUpStrategy {
     expireOvertaken(this.ctx, w);
   }
 }
-
-const NONE: ReadonlySet<Watcher> = new Set();

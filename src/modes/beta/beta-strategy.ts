@@ -11,12 +11,14 @@ import type { KubeObject } from '../../core/types.js';
 import type { WatchCacheEvent } from '../../history/watch-cache-event.js';
 import { BetaSync } from '../../beta/beta-sync.js';
 import type { Watcher } from '../../watch/watcher.js';
-import type { CatchUpStrategy, StrategyContext, WatcherChannelSpec } from '../catch-up-strategy.js';
+import type { CatchUpStrategy, StrategyContext, WatcherChannelSpec, WatcherPlacement } from '../catch-up-strategy.js';
 import { expireAtRelist, expireOvertaken } from '../catch-up-endings.js';
 import { realClock } from '../../core/clock.js';
 import { channels } from '../../observe/channels.js';
 
-export class BetaStrategy extends BetaSync implements CatchUpStrategy {
+export class BetaStrategy extends BetaSync implements CatchUpStrategy, WatcherPlacement {
+  /** Beta places its watchers itself: shared channels and cells, the ring mirror, adoption. */
+  readonly watchers: WatcherPlacement = this;
   private readonly ctx: StrategyContext;
 
   constructor(ctx: StrategyContext) {

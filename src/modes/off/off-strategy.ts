@@ -7,34 +7,17 @@
 import { DispatchBudget } from '../../dispatch/dispatch-budget.js';
 import { ForceClosePolicy } from '../../dispatch/force-close-policy.js';
 import type { Watcher } from '../../watch/watcher.js';
-import type { CatchUpStrategy, StrategyContext, WatcherChannelSpec } from '../catch-up-strategy.js';
-import { startFromHistoryReplay } from '../history-replay-start.js';
+import type { CatchUpStrategy, StrategyContext } from '../catch-up-strategy.js';
+import { InProcessWatchers } from '../in-process-watchers.js';
 
 export class OffStrategy extends ForceClosePolicy implements CatchUpStrategy {
-  readonly ringHandle = undefined;
-  private readonly ctx: StrategyContext;
+  readonly watchers: InProcessWatchers;
 
   constructor(ctx: StrategyContext) {
     super(ctx.clock, new DispatchBudget(ctx.clock, ctx.options.dispatchBudget), ctx.metrics);
-    this.ctx = ctx;
+    this.watchers = new InProcessWatchers(ctx);
   }
 
-  channelFor(): WatcherChannelSpec | undefined {
-    return undefined;
-  }
-  registered(): void {}
-  mirror(): undefined {
-    return undefined;
-  }
-  startBehind(w: Watcher, rv: number): void {
-    startFromHistoryReplay(this.ctx, w, rv);
-  }
-  positionOf(w: Watcher): number {
-    return w.position;
-  }
-  relistStarting(): ReadonlySet<Watcher> {
-    return NONE;
-  }
   endAtRelist(w: Watcher): void {
     w.stop('relist');
   }
@@ -42,5 +25,3 @@ export class OffStrategy extends ForceClosePolicy implements CatchUpStrategy {
     w.stop('expired'); // today's silent close
   }
 }
-
-const NONE: ReadonlySet<Watcher> = new Set();

@@ -1,0 +1,55 @@
+/**
+ * SyncCursor: the per-watcher state moves only through its methods, and two
+ * cursors over one shared cell (beta: the main thread's watcher and the sync
+ * worker's member) see one position and one drained flag.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { CELL_SLOTS, SyncCursor } from '../../src/sync/sync-cursor.js';
+
+test('position: accepted sets, raiseTo and missed never go back', () => {
+  const c = new SyncCursor();
+  c.startAt(10);
+  assert.equal(c.startPosition, 10);
+  c.missed(8);
+  assert.equal(c.position, 10, 'a miss below the position does not lower it');
+  c.missed(15);
+  assert.equal(c.position, 14, 'X - 1');
+  c.raiseTo(12);
+  assert.equal(c.position, 14);
+  c.accepted(20);
+  assert.equal(c.position, 20);
+});
+
+test('an unsynced episode: new once, pushes counted, served clears new and drained', () => {
+  const c = new SyncCursor();
+  assert.equal(c.markUnsynced(), true);
+  assert.equal(c.markUnsynced(), false, 'the same episode');
+  assert.equal(c.newUnsynced, true);
+  c.pushedByPass();
+  c.pushedByPass();
+  assert.equal(c.passPushes, 2);
+  c.drained();
+  c.served();
+  assert.equal(c.newUnsynced, false);
+  assert.equal(c.drainedSinceService, false);
+  c.markSynced();
+  assert.equal(c.unsynced, false);
+  assert.equal(c.markUnsynced(), true, 'a new episode');
+  assert.equal(c.passPushes, 0);
+});
+
+test('two cursors over one shared cell: the worker sees the consumer drain and the position it wrote', () => {
+  const cell = new Float64Array(new SharedArrayBuffer(8 * CELL_SLOTS));
+  const main = new SyncCursor(cell);
+  const worker = new SyncCursor(new Float64Array(cell.buffer));
+  main.startAt(5);
+  assert.equal(worker.position, 5);
+  main.drained(); // the consumer emptied its channel
+  assert.equal(worker.drainedSinceService, true, 'candidate order key 2 reaches the worker');
+  worker.accepted(9);
+  worker.served();
+  assert.equal(main.position, 9, 'one position, no reconciliation');
+  assert.equal(main.drainedSinceService, false);
+  assert.throws(() => new SyncCursor(new Float64Array(1)), RangeError);
+});
