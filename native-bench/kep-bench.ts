@@ -13,6 +13,7 @@
  * Each (mode, N, variant) runs in a fresh child process (lib/isolate.ts).
  */
 import { MemoryStore, WatchCache, type KubeObject, type Mode } from '../src/index.js';
+import { betaSyncOf } from '../src/cache/cache-internals.js';
 import { HealthyClient, KepContext, SlowClient } from './kep/clients.js';
 import { FixedRateWriter, SendTimes } from './kep/writer.js';
 import { PassProbe } from './lib/engine-probe.js';
@@ -92,9 +93,10 @@ export async function runKepOnce(c: KepConfig): Promise<KepRow> {
   writer.start();
   // The stall phase's first half fills the slow channels; the worker is measured once they are full.
   await sleep((c.stallS * 1000) / 2);
-  const workerElu0 = cache.betaSync?.workerUtilization();
+  const beta = betaSyncOf(cache);
+  const workerElu0 = beta?.workerUtilization();
   await sleep((c.stallS * 1000) / 2);
-  const workerBusyStall = workerElu0 === undefined ? 0 : (cache.betaSync?.workerUtilization(workerElu0)?.utilization ?? 0);
+  const workerBusyStall = workerElu0 === undefined ? 0 : (beta?.workerUtilization(workerElu0)?.utilization ?? 0);
   ctx.resume();
   await sleep(c.resumeS * 1000);
   writer.stop();

@@ -45,7 +45,7 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 const immediate = (): Promise<void> => new Promise((r) => setImmediate(r));
 
 function counter(cache: WatchCache, name: string, labels: Record<string, string> = {}): Promise<number> {
-  return cache.metrics.value(name, labels);
+  return cache.metricValue(name, labels);
 }
 
 async function expiredCount(cache: WatchCache): Promise<number> {

@@ -8,7 +8,8 @@
  * ends it unresynced (it does not re-list: the suite counts 410s, it does not
  * hide them).
  */
-import type { Watcher, WatchCache } from '../../src/index.js';
+import type { WatchCache } from '../../src/index.js';
+import { asWatcher, type Watcher } from '../../src/watch/watcher.js';
 
 const immediate = (): Promise<void> => new Promise((r) => setImmediate(r));
 
@@ -27,12 +28,12 @@ export class CatchupClient {
     private readonly openedAt: number,
     channelCapacity: number,
   ) {
-    this.w = cache.watch({ resourceVersion: String(fromRV), channelCapacity });
+    this.w = asWatcher(cache.watch({ resourceVersion: String(fromRV), channelCapacity })); // it reads the unsynced flag
   }
 
   /** Settled when it resynced, got its 410, or was stopped. */
   async run(): Promise<void> {
-    const metrics = this.cache.metrics;
+    const metrics = this.cache.encodings;
     let sinceYield = 0;
     while (!this.stopped) {
       const r = await this.w.next();

@@ -12,6 +12,8 @@ import { SyncWorkerEndpoint } from '../../src/beta/sync-worker-endpoint.js';
 import type { MainToWorker } from '../../src/beta/sync-messages.js';
 import { SpscChannel, WriterOwner } from '../../src/ring/spsc-channel.js';
 import { ControlBlock } from '../../src/beta/control-block.js';
+import { betaSyncOf } from '../../src/cache/cache-internals.js';
+import { asWatcher } from '../../src/watch/watcher.js';
 import { churn, flush, pod, setup, VirtualClock } from '../unit/support/harness.js';
 
 function buffersIn(value: unknown, seen = new Set<unknown>()): number {
@@ -57,11 +59,11 @@ test('beta: introductions and stalls carry no SharedArrayBuffer; each slab is se
   try {
     const clock = new VirtualClock();
     const { cache, store } = await setup({ mode: 'beta', channelCapacity: 10 }, undefined, { clock });
-    const beta = cache.betaSync!;
+    const beta = betaSyncOf(cache)!;
     await store.create(pod('a'));
     await flush();
     const from = String(cache.resourceVersion);
-    const stalled = Array.from({ length: 2000 }, () => cache.watch({ resourceVersion: from, channelCapacity: 10 }));
+    const stalled = Array.from({ length: 2000 }, () => asWatcher(cache.watch({ resourceVersion: from, channelCapacity: 10 })));
     await clock.advance(5);
     await churn(store, 20); // every one of them overflows and stalls
     await clock.advance(50);
@@ -78,7 +80,7 @@ test('beta: introductions and stalls carry no SharedArrayBuffer; each slab is se
     await clock.advance(50); // the worker hands their writer sides back on forget
     await flush();
     const slabsBefore = beta.slabCount;
-    const again = Array.from({ length: 2000 }, () => cache.watch({ resourceVersion: String(cache.resourceVersion), channelCapacity: 10 }));
+    const again = Array.from({ length: 2000 }, () => asWatcher(cache.watch({ resourceVersion: String(cache.resourceVersion), channelCapacity: 10 })));
     await flush();
     assert.equal(beta.slabCount, slabsBefore, 'the ended watchers\' regions were reused: no new slab');
     assert.equal(beta.pooledChannels, 2000);

@@ -317,8 +317,8 @@ describe('off mode is faithful: only the slow watchers are closed', () => {
       await flush();
       const from = String(first.metadata.resourceVersion);
       const stalled: Watcher[] = [];
-      for (let i = 0; i < stalledCount; i++) stalled.push(cache.watch({ resourceVersion: from, channelCapacity: 100 }));
-      const healthy = cache.watch({ resourceVersion: from, channelCapacity: 100 });
+      for (let i = 0; i < stalledCount; i++) stalled.push(asWatcher(cache.watch({ resourceVersion: from, channelCapacity: 100 })));
+      const healthy = asWatcher(cache.watch({ resourceVersion: from, channelCapacity: 100 }));
       const rvs: number[] = [];
       const loop = promptReader(healthy, rvs);
       let cur = first;
@@ -334,7 +334,7 @@ describe('off mode is faithful: only the slow watchers are closed', () => {
       for (let rv = Number(from) + 1; rv <= last; rv++) expected.push(rv);
       assert.deepEqual(rvs, expected, 'every event, in order, once');
       assert.ok(stalled.every((w) => w.stopped && w.reason === 'unresponsive'), 'every stalled watcher is force-closed');
-      assert.equal(await cache.metrics.value('apiserver_terminated_watchers_total', { reason: 'unresponsive' }), stalledCount, 'only the stalled ones');
+      assert.equal(await cache.metricValue('apiserver_terminated_watchers_total', { reason: 'unresponsive' }), stalledCount, 'only the stalled ones');
       healthy.stop();
       await loop;
       await cache.stop();
