@@ -38,7 +38,7 @@ import { msgpack } from '../wire/watch-event.js';
 import { ControlBlock } from './control-block.js';
 import { SharedWatcherChannel, VARIANT_BOOKMARK } from './shared-watcher-channel.js';
 import { ChannelSlabs, type SlabSlot } from './channel-slabs.js';
-import type { AdoptRequest, MainToWorker, WorkerToMain } from './sync-messages.js';
+import { ADOPT_ROW, type AdoptRequest, type MainToWorker, type WorkerToMain } from './sync-messages.js';
 import type { RingSelectionData, WorkerPassHost } from './worker-pass-host.js';
 import { SyncWorkerEndpoint } from './sync-worker-endpoint.js';
 
@@ -558,10 +558,24 @@ export class BetaSync implements FullChannelPolicy {
     this.flushScheduled = false;
     this.flushIntroductions();
     if (this.pendingAdopts.length > 0) {
-      const watchers = this.pendingAdopts;
+      const all = this.pendingAdopts;
       this.pendingAdopts = [];
       // A watcher adopted and then ended before the flush is forgotten right after; the worker drops it.
-      this.post({ op: 'adopt', watchers });
+      // Already introduced (the normal case, and every one of a mass stall): four numbers each, in one
+      // Float64Array (cloned as one block, not as one object per watcher). With an introduction: objects.
+      const first = all.filter((a) => a.selection !== undefined);
+      const plain = first.length === 0 ? all : all.filter((a) => a.selection === undefined);
+      if (first.length > 0) this.post({ op: 'adopt', watchers: first });
+      if (plain.length > 0) {
+        const rows = new Float64Array(plain.length * ADOPT_ROW);
+        plain.forEach((a, i) => {
+          rows[i * ADOPT_ROW] = a.id;
+          rows[i * ADOPT_ROW + 1] = a.position;
+          rows[i * ADOPT_ROW + 2] = a.capacity;
+          rows[i * ADOPT_ROW + 3] = a.reachedLive ? 1 : 0;
+        });
+        this.post({ op: 'adopt-rows', rows });
+      }
     }
   }
 

@@ -32,6 +32,9 @@ export interface AdoptRequest {
   cell?: SharedArrayBuffer;
 }
 
+/** Numbers per watcher in an `adopt-rows` message. */
+export const ADOPT_ROW = 4;
+
 export type MainToWorker =
   | { op: 'init'; ring: HistoryRingHandle; control: SharedArrayBuffer; pass: PassOptions; indexerFields: string[]; triggerField: string | undefined }
   /** A slab of pooled channels and position cells (sent once per slab, never per watcher). */
@@ -40,6 +43,11 @@ export type MainToWorker =
   | { op: 'introduce'; watchers: AdoptRequest[] }
   /** Watchers that went unsynced (batched: one message per dispatch, not per watcher). */
   | { op: 'adopt'; watchers: AdoptRequest[] }
+  /**
+   * Introduced watchers that went unsynced, ADOPT_ROW numbers each (id,
+   * position, capacity, reachedLive 0/1): a mass stall is one typed array.
+   */
+  | { op: 'adopt-rows'; rows: Float64Array }
   /** Forget the watcher (stopped or ended on the main thread). */
   | { op: 'forget'; id: number }
   /** A relist: every member is gone (the main thread ends them). */

@@ -5,7 +5,7 @@
  * harness, so a beta run is reproducible from its seed).
  */
 import { realClock, type Clock } from '../core/clock.js';
-import type { MainToWorker, WorkerToMain } from './sync-messages.js';
+import { ADOPT_ROW, type MainToWorker, type WorkerToMain } from './sync-messages.js';
 import { WorkerPassHost, type KnownWatcher } from './worker-pass-host.js';
 
 export class SyncWorkerEndpoint {
@@ -37,6 +37,14 @@ export class SyncWorkerEndpoint {
         case 'introduce':
           for (const a of msg.watchers) this.host!.introduce(a, this.known);
           break;
+        case 'adopt-rows': {
+          const r = msg.rows;
+          for (let i = 0; i + ADOPT_ROW <= r.length; i += ADOPT_ROW) {
+            this.host!.adopt({ id: r[i]!, position: r[i + 1]!, capacity: r[i + 2]!, reachedLive: r[i + 3] === 1 }, this.known);
+          }
+          this.wakeArrivals();
+          break;
+        }
         case 'adopt':
           for (const a of msg.watchers) this.host!.adopt(a, this.known);
           this.wakeArrivals();

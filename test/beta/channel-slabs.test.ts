@@ -69,8 +69,9 @@ test('beta: introductions and stalls carry no SharedArrayBuffer; each slab is se
     await clock.advance(50);
     await flush();
     assert.ok(stalled.every((w) => w.unsynced), 'they all stalled');
-    const perWatcher = sent.filter((m) => m.op === 'introduce' || m.op === 'adopt');
+    const perWatcher = sent.filter((m) => m.op === 'introduce' || m.op === 'adopt' || m.op === 'adopt-rows');
     assert.ok(perWatcher.length > 0);
+    assert.ok(sent.some((m) => m.op === 'adopt-rows'), 'the mass stall travels as rows of numbers');
     assert.equal(buffersIn(perWatcher), 0, 'no SharedArrayBuffer in any introduction or adopt');
     const slabMessages = sent.filter((m) => m.op === 'slab');
     assert.equal(slabMessages.length, beta.slabCount, 'each slab sent once');
