@@ -7,10 +7,10 @@ import { parseArgs } from 'node:util';
 import { MODES, type Mode } from '../src/index.js';
 import type { SlowVariant } from './lib/types.js';
 
-export type Suite = 'kep' | 'throughput' | 'floor' | 'peers' | 'proxy';
-export const SUITES: readonly Suite[] = ['kep', 'throughput', 'floor', 'peers', 'proxy'];
+export type Suite = 'kep' | 'catchup' | 'throughput' | 'floor' | 'peers' | 'proxy';
+export const SUITES: readonly Suite[] = ['kep', 'catchup', 'throughput', 'floor', 'peers', 'proxy'];
 /** What runs without --suite (the proxy fleet is asked for by name: it starts P+1 servers per mode). */
-export const DEFAULT_SUITES: readonly Suite[] = ['kep', 'throughput', 'floor', 'peers'];
+export const DEFAULT_SUITES: readonly Suite[] = ['kep', 'catchup', 'throughput', 'floor', 'peers'];
 
 export interface BenchPlan {
   help: boolean;
@@ -29,6 +29,15 @@ export interface BenchPlan {
     slowReadRate: number;
     channelCapacity: number;
     durationS: number;
+  };
+  catchup: {
+    modes: Mode[];
+    watchers: number[];
+    historyEvents: number;
+    rate: number;
+    baselineS: number;
+    maxS: number;
+    channelCapacity: number;
   };
   throughput: { modes: Mode[]; durationS: number; bigWatchers: number };
   floor: { timeMs: number };
@@ -52,7 +61,7 @@ export interface BenchPlan {
 export const USAGE = `Usage: watchcache bench [options]
 
 Benchmarks every mode side by side (the KEP bench, throughput, the floor and
-real peers), with terminal tables, a JSON file and an HTML report.
+real peers; the catch-up suite), with terminal tables, a JSON file and an HTML report.
 
 Options:
   --modes LIST                  Modes to run (default off,alpha,beta)
@@ -62,7 +71,7 @@ Options:
   --duration S                  Length of each KEP run: half stall, half resume (default quick 4, full 10)
   --quick                       The default: smaller N and shorter runs (a few minutes on 2 cores)
   --full                        The whole sweep (N up to 100,000; etcd with W up to 1000)
-  --suite LIST                  kep,throughput,floor,peers (default all); proxy: the caching-proxy
+  --suite LIST                  kep,catchup,throughput,floor,peers (default all); proxy: the caching-proxy
                                 fleet (not in the default run): P proxies in front of one root, C
                                 clients each (S of them slow), writes at R/s; a 5 s blip cuts half
                                 the proxies' upstream
@@ -71,6 +80,8 @@ Options:
   --proxy-slow S                Slow clients per proxy (default 1)
   --proxy-rate R                Writes/s at the root in the proxy suite (default 200)
   --proxy-duration S            Length of the proxy run (default quick 20, full 40)
+  --catchup-watchers W[,W...]   Catchup suite: watchers opened 50,000 events behind (default 1,100,1000)
+  --catchup-max S               Catchup suite: bound on each catch-up window (default quick 30, full 120)
   --variants LIST               stalled,rate (default both)
   --slow-read-rate EVENTS_PER_S Read rate of the slow watchers in the rate variant
   --channel-capacity N          Per-watcher channel size
@@ -127,6 +138,8 @@ export function parseBenchArgs(argv: string[]): BenchPlan {
       'proxy-slow': { type: 'string' },
       'proxy-rate': { type: 'string' },
       'proxy-duration': { type: 'string' },
+      'catchup-watchers': { type: 'string' },
+      'catchup-max': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -159,6 +172,15 @@ export function parseBenchArgs(argv: string[]): BenchPlan {
       slowReadRate: int('slow-read-rate', values['slow-read-rate'], 0) ?? rate / 4,
       channelCapacity: int('channel-capacity', values['channel-capacity'], 1) ?? 100,
       durationS,
+    },
+    catchup: {
+      modes,
+      watchers: list(values['catchup-watchers'])?.map((s) => int('catchup-watchers', s, 1)!) ?? [1, 100, 1000],
+      historyEvents: 50_000,
+      rate,
+      baselineS: quick ? 2 : 4,
+      maxS: int('catchup-max', values['catchup-max'], 1) ?? (quick ? 30 : 120),
+      channelCapacity: int('channel-capacity', values['channel-capacity'], 1) ?? 100,
     },
     throughput: { modes, durationS: quick ? 2.5 : 6, bigWatchers: 100_000 },
     floor: { timeMs: quick ? 250 : 1000 },

@@ -5,7 +5,7 @@
  * anything, 2 bad flags) and never calls process.exit itself.
  *
  * Order: floor first (quietest machine state), then the KEP sweep, the
- * throughput bench and the peers; every bench configuration runs in its own
+ * catch-up suite, the throughput bench and the peers; every bench configuration runs in its own
  * child process and is bounded in time.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -13,6 +13,7 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname } from 'node:path';
 import { parseBenchArgs, USAGE, type BenchPlan } from './bench-args.js';
 import { runFloorIsolated } from './floor.js';
+import { runCatchupSweep } from './catchup/catchup-bench.js';
 import { runKepSweep } from './kep-bench.js';
 import { BETA_NOTE } from './lib/modes.js';
 import type { BenchReport, PeerResults } from './lib/types.js';
@@ -55,6 +56,7 @@ export async function runSuite(plan: BenchPlan, argv: string[], log: (l: string)
   const has = (s: string): boolean => plan.suites.includes(s as BenchPlan['suites'][number]);
   const floor = has('floor') ? await step('floor', log, () => runFloorIsolated({ timeMs: plan.floor.timeMs, bigFanout: 100_000 }), []) : [];
   const kep = has('kep') ? await step('kep', log, () => runKepSweep({ ...plan.kep, log }), []) : [];
+  const catchup = has('catchup') ? await step('catchup', log, () => runCatchupSweep({ ...plan.catchup, log }), []) : [];
   const throughput = has('throughput') ? await step('throughput', log, () => runThroughputSweep({ ...plan.throughput, log }), []) : [];
   const peers: PeerResults = { naive: [], etcd: [], etcdSkipped: 'not run', http: [], httpSkipped: 'not run' };
   if (has('peers')) {
@@ -90,6 +92,7 @@ export async function runSuite(plan: BenchPlan, argv: string[], log: (l: string)
       wallS: (performance.now() - t0) / 1000,
     },
     kep,
+    catchup,
     throughput,
     floor,
     peers,
@@ -130,6 +133,6 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
     writeOut(plan.html, renderHtml(report));
     log(`wrote ${plan.html}`);
   }
-  const empty = report.kep.length + report.throughput.length + report.floor.length + report.peers.naive.length + report.peers.etcd.length + report.peers.http.length + (report.proxy?.length ?? 0) === 0;
+  const empty = report.kep.length + report.catchup.length + report.throughput.length + report.floor.length + report.peers.naive.length + report.peers.etcd.length + report.peers.http.length + (report.proxy?.length ?? 0) === 0;
   return empty ? 1 : 0;
 }

@@ -13,6 +13,7 @@
  * Each (mode, N, variant) runs in a fresh child process (lib/isolate.ts).
  */
 import { MemoryStore, WatchCache, type KubeObject, type Mode } from '../src/index.js';
+import { betaSyncOf } from '../src/cache/cache-internals.js';
 import { HealthyClient, KepContext, SlowClient } from './kep/clients.js';
 import { FixedRateWriter, SendTimes } from './kep/writer.js';
 import { PassProbe } from './lib/engine-probe.js';
@@ -90,7 +91,12 @@ export async function runKepOnce(c: KepConfig): Promise<KepRow> {
   const cpu0 = selfCpuMs();
   const t0 = performance.now();
   writer.start();
-  await sleep(c.stallS * 1000);
+  // The stall phase's first half fills the slow channels; the worker is measured once they are full.
+  await sleep((c.stallS * 1000) / 2);
+  const beta = betaSyncOf(cache);
+  const workerElu0 = beta?.workerUtilization();
+  await sleep((c.stallS * 1000) / 2);
+  const workerBusyStall = workerElu0 === undefined ? 0 : (beta?.workerUtilization(workerElu0)?.utilization ?? 0);
   ctx.resume();
   await sleep(c.resumeS * 1000);
   writer.stop();
@@ -164,11 +170,12 @@ export async function runKepOnce(c: KepConfig): Promise<KepRow> {
     passWorkMs: passes.workMs,
     catchupShare: passes.workMs / wallMs,
     workerShare: passes.workerMs / wallMs,
+    workerBusyStall,
     scanned: passes.scanned,
     scanRatePerS: passes.scanned / (wallMs / 1000),
     scannedPerPassMs: finite(passes.scanned / (passes.workerMs > 0 ? passes.workerMs : passes.workMs)),
     passPushes: passes.pushes,
-    resync: { slow: c.slow, resynced: resyncs.length, p50Ms: percentile(resyncs, 50), p99Ms: percentile(resyncs, 99), maxMs: percentile(resyncs, 100) },
+    resync: { slow: c.slow, resynced: resyncs.length, caughtUpAfterReconnect: slow.filter((s) => s.caughtUpMs >= 0).length, p50Ms: percentile(resyncs, 50), p99Ms: percentile(resyncs, 99), maxMs: percentile(resyncs, 100) },
     memory: {
       rssBaseMiB: toMiB(base.rss),
       rssPeakMiB: toMiB(Math.max(sampler.peakRss, registered.rss)),

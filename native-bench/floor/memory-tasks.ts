@@ -10,6 +10,9 @@ import { Packr } from 'msgpackr';
 import { HistoryRing, createRingRecord, EventTypeCode } from '../../src/ring/history-ring.js';
 import { SpscChannel } from '../../src/ring/spsc-channel.js';
 import { EventQueue } from '../../src/watch/event-queue.js';
+import { ChannelSlabs } from '../../src/beta/channel-slabs.js';
+import { SharedWatcherChannel } from '../../src/beta/shared-watcher-channel.js';
+import { EventHistory } from '../../src/history/event-history.js';
 import { WatchEvent } from '../../src/wire/watch-event.js';
 import { makePod } from '../lib/pod.js';
 
@@ -69,7 +72,26 @@ export function channelTasks(big: number): FloorTask[] {
       fn: () => { for (let i = 0; i < n; i++) cs[i]!.tryPush(7); for (let i = 0; i < n; i++) cs[i]!.pop(); },
     };
   };
+  // The engines' live push, one event into 10,000 channels (issue 13, goal 2: beta <= 1.3x alpha):
+  // alpha's EventQueue, and beta's SharedWatcherChannel of a synced watcher (pooled, main-owned).
+  const livePush = (kind: 'alpha' | 'beta', n: number): FloorTask => {
+    const slabs = new ChannelSlabs(() => {});
+    const history = new EventHistory();
+    const chans = Array.from({ length: n }, () => {
+      if (kind === 'alpha') return new EventQueue(100);
+      const slot = slabs.allocate(100);
+      return new SharedWatcherChannel(100, history, undefined, { slot, buffer: slabs.bufferOf(slot) });
+    });
+    const shared = new WatchEvent('MODIFIED', makePod(1), 1, 0);
+    return {
+      name: `live push: one event into ${n.toLocaleString('en-US')} ${kind === 'alpha' ? 'EventQueues (alpha)' : 'SharedWatcherChannels (beta, main-owned)'} (push, then drain)`, group: 'watcher channel', unit: 'ns/op', ops: n,
+      // Timed: the pushes; the drain keeps room (its cost is the consumer's, measured apart above).
+      fn: () => { for (let i = 0; i < n; i++) chans[i]!.push(shared); for (let i = 0; i < n; i++) chans[i]!.clear(); },
+    };
+  };
   return [
+    livePush('alpha', 10_000),
+    livePush('beta', 10_000),
     { name: 'EventQueue push+shift (alpha/off channel)', group: 'watcher channel', unit: 'ns/op', ops: OPS, fn: () => { for (let i = 0; i < OPS; i++) { q.push(ev); q.shift(); } } },
     { name: 'SpscChannel tryPush+pop, same thread (beta channel)', group: 'watcher channel', unit: 'ns/op', ops: OPS, fn: () => { for (let i = 0; i < OPS; i++) { spsc.tryPush(i); spsc.pop(); } } },
     fanout(1000),

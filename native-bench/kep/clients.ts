@@ -161,8 +161,10 @@ export class SlowClient {
   received = 0;
   reconnects = 0;
   expired = 0;
-  /** ms from the resume to resync; -1 until then. */
+  /** ms from the resume to resync on its own stream; -1 until then (or when it never did). */
   resyncMs = -1;
+  /** ms from the resume until it read the live stream again on a re-opened watch; -1 until then. */
+  caughtUpMs = -1;
   w: Watcher;
   private lastRV: number;
   private nextReadAt = 0;
@@ -204,8 +206,11 @@ export class SlowClient {
       ev.jsonLine(metrics);
       this.received++;
       this.lastRV = ev.rv;
-      if (this.resyncMs < 0 && ctx.phase === 'resume' && ev.rv >= ctx.rvAtResume && !this.w.unsynced && !this.w.replaying) {
-        this.resyncMs = performance.now() - ctx.resumeAt;
+      if (this.resyncMs < 0 && this.caughtUpMs < 0 && ctx.phase === 'resume' && ev.rv >= ctx.rvAtResume && !this.w.unsynced && !this.w.replaying) {
+        // A resync is on the same stream (KEP); a stream that ended and was re-opened (off's force-close,
+        // a re-list after a 410) caught up as a new watch, which is not a resync.
+        if (this.reconnects === 0) this.resyncMs = performance.now() - ctx.resumeAt;
+        else this.caughtUpMs = performance.now() - ctx.resumeAt;
       }
       if (++sinceYield >= 32) {
         sinceYield = 0;

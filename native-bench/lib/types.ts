@@ -23,7 +23,10 @@ export type SlowVariant = 'stalled' | 'rate';
 /** Time for slow watchers to resync after they resume reading (ms from the resume). */
 export interface ResyncSummary {
   slow: number;
+  /** Resynced on the stream they had at the stall (a reconnect is not a resync). */
   resynced: number;
+  /** Read the live stream again only on a re-opened watch (off's force-close loop, a re-list after a 410). */
+  caughtUpAfterReconnect: number;
   p50Ms: number;
   p99Ms: number;
   maxMs: number;
@@ -79,12 +82,68 @@ export interface KepRow {
   catchupShare: number;
   /** Beta: pass time in the sync worker thread / run time (0 otherwise). */
   workerShare: number;
+  /**
+   * Beta: the sync worker thread's event-loop utilization during the stall
+   * phase (every slow channel full, nobody reading them; issue 13 goal 6:
+   * <= 2 % with nothing to move). 0 otherwise.
+   */
+  workerBusyStall: number;
   scanned: number;
   scanRatePerS: number;
   scannedPerPassMs: number;
   passPushes: number;
   resync: ResyncSummary;
   memory: MemoryFigures;
+  elu: number;
+  cpuMs: number;
+}
+
+/**
+ * One `catchup` run (issue 13, deliverable 4): W watchers open at once
+ * `historyEvents` behind, a writer at `rate`, one healthy watcher.
+ */
+export interface CatchupRow {
+  mode: Mode;
+  modeLabel: string;
+  watchers: number;
+  /** Events between the catch-up watchers' start RV and the RV current when they opened. */
+  historyEvents: number;
+  podBytes: number;
+  rate: number;
+  /** Time to write the history before the run (not part of any figure). */
+  prefillS: number;
+  /** Bound on the catch-up window, s. */
+  maxS: number;
+  /** The bound was reached before every watcher resynced or got its 410. */
+  timedOut: boolean;
+  /** Open -> every watcher resynced (or got a 410), or the bound. */
+  windowS: number;
+  resynced: number;
+  /** 410s counted by the engine (resource_expired + resource_expired_initial) in the window. */
+  expired410: number;
+  /** Catch-up clients that read a 410. */
+  clientsExpired: number;
+  /** Open -> the last watcher resynced, when every one did (0 otherwise: see `resynced`). */
+  allResyncedMs: number;
+  resyncP50Ms: number;
+  resyncMaxMs: number;
+  /** Events the catch-up watchers received in the window. */
+  delivered: number;
+  deliveriesPerS: number;
+  /** Events pushed by sync passes (deferred_events_total) in the window: beta's worker pushes, alpha's main-thread passes. */
+  workerPushes: number;
+  workerPushesPerS: number;
+  /** One thread pushing one reference into W channels, pushes/s (catchup/push-bound.ts, same process). */
+  pushBoundPerS: number;
+  /** workerPushesPerS / pushBoundPerS. */
+  workerShareOfBound: number;
+  /** Healthy watcher, write -> receipt, in the window right before the catch-up (same writer). */
+  healthyBaseline: LatencySummary;
+  /** Healthy watcher, write -> receipt, during the catch-up window. */
+  healthyDuring: LatencySummary;
+  /** healthyDuring.p99 / healthyBaseline.p99 (goal: <= 2). */
+  healthyP99Ratio: number;
+  writerLagBaseline: LatencySummary;
   elu: number;
   cpuMs: number;
 }
@@ -227,6 +286,7 @@ export interface BenchMeta {
 export interface BenchReport {
   meta: BenchMeta;
   kep: KepRow[];
+  catchup: CatchupRow[];
   throughput: ThroughputRow[];
   floor: FloorRow[];
   peers: PeerResults;

@@ -1,7 +1,8 @@
 /**
  * The HTML report of a bench run: one self-contained page (inline CSS and
- * inline SVG plots from report/svg.ts, no script, no CDN) with the plots
- * first, then every table of the terminal report, then the notes and the
+ * inline SVG plots from report/svg.ts, no script, no CDN) that opens with
+ * the verdict table (report/verdict.ts), then the plots, then every other
+ * table of the terminal report, then the notes and the
  * run's metadata.
  */
 import type { Mode } from '../../src/index.js';
@@ -32,7 +33,8 @@ function plots(r: BenchReport): string[] {
     out.push(lineChart({ title: 'Healthy watcher p99 latency, stall phase', xLabel: 'stalled watchers N', yLabel: 'µs', logY: true, xCategories: cats, series: kepSeries(r.kep, modes, (k) => k.latencyStall.p99Us, counts) }));
     out.push(lineChart({ title: 'Healthy watcher p50 latency, stall phase', xLabel: 'stalled watchers N', yLabel: 'µs', logY: true, xCategories: cats, series: kepSeries(r.kep, modes, (k) => k.latencyStall.p50Us, counts) }));
     out.push(lineChart({ title: 'Force-closes (off) and 410s, whole run', xLabel: 'stalled watchers N', yLabel: 'watches ended', xCategories: cats, series: kepSeries(r.kep, modes, (k) => k.forceCloses + k.expired410, counts) }));
-    out.push(lineChart({ title: 'Slow watchers resynced after resume (share)', xLabel: 'stalled watchers N', yLabel: 'resynced / N', xCategories: cats, series: kepSeries(r.kep.filter((k) => k.slow > 0), modes, (k) => k.resync.resynced / k.resync.slow, counts) }));
+    // Off resyncs nobody: a force-closed watch that reconnects and replays is a new watch (KepRow.resync).
+    out.push(lineChart({ title: 'Slow watchers resynced on their own stream after resume (share; a reconnect is not a resync)', xLabel: 'stalled watchers N', yLabel: 'resynced / N', xCategories: cats, series: kepSeries(r.kep.filter((k) => k.slow > 0), modes, (k) => k.resync.resynced / k.resync.slow, counts) }));
     out.push(lineChart({ title: 'Writer lag p99 (main thread kept the writer from running)', xLabel: 'stalled watchers N', yLabel: 'µs', logY: true, xCategories: cats, series: kepSeries(r.kep, modes, (k) => k.writerLag.p99Us, counts) }));
   }
   for (const scenario of ['trigger-1k', 'all-100k'] as const) {
@@ -68,9 +70,10 @@ function plots(r: BenchReport): string[] {
 }
 
 export function renderHtml(r: BenchReport): string {
-  const tables = sections(r)
-    .map(([title, table]) => `<h2>${esc(title)}</h2><pre>${esc(table)}</pre>`)
-    .join('\n');
+  const all = sections(r).map(([title, table]) => `<h2>${esc(title)}</h2><pre>${esc(table)}</pre>`);
+  // The verdict opens the page (issue 13): which mode wins each KEP measurement, before any plot.
+  const verdict = sections(r)[0]?.[0].startsWith('Verdict') === true ? all.shift()! : '';
+  const tables = all.join('\n');
   const ratioKey = r.ratios.map((x, i) => `<li>#${i + 1}: ${esc(x.figure)} / ${esc(x.floorName)}</li>`).join('');
   const m = r.meta;
   return `<!doctype html>
@@ -80,6 +83,7 @@ export function renderHtml(r: BenchReport): string {
 <body><h1>watchcache benchmark report</h1>
 <p>${esc(m.date)} · Node ${esc(m.node)} · ${m.cpus} × ${esc(m.cpuModel)} · ${m.memGiB.toFixed(0)} GiB · ${m.quick ? 'quick' : 'full'} run, ${m.wallS.toFixed(0)} s · load average ${m.loadStart.toFixed(1)} → ${m.loadEnd.toFixed(1)} · modes ${esc(m.modes.join(', '))}</p>
 <p><code>${esc(m.argv.join(' '))}</code></p>
+${verdict}
 <div class="plots">${plots(r).join('\n')}</div>
 ${ratioKey === '' ? '' : `<h2>Ratio plot key</h2><ol style="list-style:none;padding:0">${ratioKey}</ol>`}
 ${tables}

@@ -4,7 +4,8 @@
  * floor, peers, and engine-vs-floor ratios.
  */
 import { fmt, printTable, renderTable, type Cell } from '../lib/table.js';
-import type { BenchReport, EtcdPeerRow, FloorRow, HttpPeerRow, KepRow, NaiveRow, ProxyRow, RatioRow, ThroughputRow } from '../lib/types.js';
+import { VERDICT_HEADERS, verdictCells, verdicts } from './verdict.js';
+import type { BenchReport, CatchupRow, EtcdPeerRow, FloorRow, HttpPeerRow, KepRow, NaiveRow, ProxyRow, RatioRow, ThroughputRow } from '../lib/types.js';
 
 export const KEP_HEADERS = [
   'variant', 'N slow', 'mode', 'ev/s in', 'deliv/s out', 'stall p50 µs', 'stall p99 µs', 'stall p999 µs', 'resume p50 µs', 'resume p99 µs', 'max µs', 'writer lag p99 µs',
@@ -19,14 +20,14 @@ export function kepCells(r: KepRow): Cell[] {
 }
 
 export const KEP_CATCHUP_HEADERS = [
-  'variant', 'N slow', 'mode', 'stalls', 'passes', 'catch-up % main', 'worker %', 'scan ev/s', 'pass pushes', 'resynced', 'resync p50 ms', 'resync p99 ms', 'resync max ms',
+  'variant', 'N slow', 'mode', 'stalls', 'passes', 'catch-up % main', 'worker %', 'worker busy % (stall, 2nd half)', 'scan ev/s', 'pass pushes', 'resynced', 'caught up by reconnect', 'resync p50 ms', 'resync p99 ms', 'resync max ms',
   'ELU %', 'RSS base MiB', 'RSS peak MiB', 'heap B/watcher', 'RSS B/watcher', 'heap B/slow @end',
 ];
 
 export function kepCatchupCells(r: KepRow): Cell[] {
   return [
-    r.variant, r.slow, r.modeLabel, r.stalls, r.passes, r.catchupShare * 100, r.workerShare * 100, r.scanRatePerS, r.passPushes,
-    `${r.resync.resynced}/${r.resync.slow}`, r.resync.p50Ms, r.resync.p99Ms, r.resync.maxMs,
+    r.variant, r.slow, r.modeLabel, r.stalls, r.passes, r.catchupShare * 100, r.workerShare * 100, r.workerBusyStall * 100, r.scanRatePerS, r.passPushes,
+    `${r.resync.resynced}/${r.resync.slow}`, r.resync.caughtUpAfterReconnect, r.resync.p50Ms, r.resync.p99Ms, r.resync.maxMs,
     r.elu * 100, r.memory.rssBaseMiB, r.memory.rssPeakMiB, r.memory.heapPerWatcherB, r.memory.rssPerWatcherB, r.memory.heapPerSlowWatcherEndB,
   ];
 }
@@ -35,6 +36,25 @@ export function printKepTable(rows: KepRow[]): void {
   printTable('KEP benchmark: healthy watcher next to N slow ones (write -> receipt latency)', KEP_HEADERS, rows.map(kepCells));
   printTable('KEP benchmark: catch-up, resync and memory', KEP_CATCHUP_HEADERS, rows.map(kepCatchupCells));
 }
+
+export const CATCHUP_HEADERS = [
+  'W', 'mode', 'events behind', 'resynced', 'all resynced s', 'resync p50 s', '410s', 'timed out', 'window s', 'deliv/s', 'pass pushes/s', 'one-thread bound pushes/s',
+  'pushes / bound', 'healthy p99 µs without', 'healthy p99 µs during', 'during / without', 'ELU %',
+];
+
+export function catchupCells(r: CatchupRow): Cell[] {
+  return [
+    r.watchers, r.modeLabel, r.historyEvents, `${r.resynced}/${r.watchers}`, r.resynced === r.watchers ? r.allResyncedMs / 1000 : '-', r.resyncP50Ms / 1000, r.expired410,
+    r.timedOut ? `yes (${r.maxS} s)` : 'no', r.windowS, r.deliveriesPerS, r.workerPushesPerS, r.pushBoundPerS, r.workerShareOfBound, r.healthyBaseline.p99Us, r.healthyDuring.p99Us,
+    r.healthyP99Ratio, r.elu * 100,
+  ];
+}
+
+export function printCatchupTable(rows: CatchupRow[]): void {
+  printTable(CATCHUP_TITLE, CATCHUP_HEADERS, rows.map(catchupCells));
+}
+
+const CATCHUP_TITLE = 'Catch-up: W watchers open 50,000 events behind (2 KiB pods), writer at the KEP rate, one healthy watcher';
 
 export const THROUGHPUT_HEADERS = ['scenario', 'watchers', 'mode', 'events/s', 'pushes/s', 'encode µs/ev', 'append µs/ev', 'ring µs/ev', 'fan-out µs/ev', 'other µs/ev', 'total µs/ev', 'fan-out ns/push', 'stalls', 'force-closes'];
 
@@ -91,8 +111,10 @@ export function sections(report: BenchReport): [string, string][] {
   const add = (title: string, headers: string[], rows: Cell[][]): void => {
     if (rows.length > 0) out.push([title, renderTable(headers, rows)]);
   };
+  add('Verdict: which mode wins each KEP measurement in this run (lower latency/time, more resynced)', VERDICT_HEADERS, verdicts(report).map(verdictCells));
   add('KEP benchmark: healthy watcher next to N slow watchers (write -> receipt latency, closes, encodings)', KEP_HEADERS, report.kep.map(kepCells));
   add('KEP benchmark: catch-up, resync and memory', KEP_CATCHUP_HEADERS, report.kep.map(kepCatchupCells));
+  add(CATCHUP_TITLE, CATCHUP_HEADERS, report.catchup.map(catchupCells));
   add('Throughput: max sustained ingest of 2 KiB pods, main-thread time per event', THROUGHPUT_HEADERS, report.throughput.map(throughputCells));
   add('Floor: primitives on this machine (tinybench)', FLOOR_HEADERS, report.floor.map(floorCells));
   add('Engine figures next to their floor', RATIO_HEADERS, report.ratios.map(ratioCells));

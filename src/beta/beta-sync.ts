@@ -37,12 +37,18 @@ import type { Watcher } from '../watch/watcher.js';
 import { msgpack } from '../wire/watch-event.js';
 import { ControlBlock } from './control-block.js';
 import { SharedWatcherChannel, VARIANT_BOOKMARK } from './shared-watcher-channel.js';
-import type { AdoptRequest, MainToWorker, WorkerToMain } from './sync-messages.js';
+import { ChannelSlabs, type SlabSlot } from './channel-slabs.js';
+import { ADOPT_ROW, type AdoptRequest, type MainToWorker, type WorkerToMain } from './sync-messages.js';
 import type { RingSelectionData, WorkerPassHost } from './worker-pass-host.js';
 import { SyncWorkerEndpoint } from './sync-worker-endpoint.js';
 
 /** Where the sync worker runs: a worker thread (production) or in-process on the engine's clock (simulation). */
 export type SyncWorkerPlacement = 'thread' | 'in-process';
+
+/** Arena bytes the ring may grow to per event of the largest history (payloads are ~4 KiB for a 2 KiB pod). */
+const RING_BYTES_PER_EVENT = 8 * 1024;
+/** The ring's arena limit (Int32 offsets). */
+const MAX_ARENA_BYTES = 0x7ffffff8;
 
 /** Introductions posted per turn of the event loop. */
 const INTRO_CHUNK = 256;
@@ -86,6 +92,10 @@ export class BetaSync implements FullChannelPolicy {
   private readonly lastDispatched: () => number;
   private readonly ring: HistoryRing;
   private readonly control = new ControlBlock();
+  /** Pooled channels and position cells: the worker gets each slab once, a watcher is then two numbers. */
+  private readonly slabs = new ChannelSlabs((id, buffer) => this.post({ op: 'slab', id, buffer }));
+  /** Regions of ended watchers whose writer side the worker still holds: pooled once it hands them back. */
+  private quarantine: { slot: SlabSlot; channel: SharedWatcherChannel }[] = [];
   private worker: Worker | undefined;
   private inProcess: SyncWorkerEndpoint | undefined;
   private readonly clock: Clock;
@@ -115,7 +125,12 @@ export class BetaSync implements FullChannelPolicy {
     this.lowerBound = init.history.lowerBound;
     let maxCapacity = this.lowerBound;
     while (maxCapacity < init.history.upperBound) maxCapacity *= 2;
-    this.ring = new HistoryRing({ capacity: this.lowerBound, maxCapacity, arenaBytes: Math.max(64 * 1024, this.lowerBound * 2048) });
+    // The ring must hold the whole history (issue 13, deliverable 5): a payload (the event's frame, its
+    // selection data and the previous object's frame) is ~4 KiB for a 2 KiB pod, so the arena may grow
+    // to 8 KiB per event of the largest history (address space reserved, memory used only as it grows);
+    // capped at 2 KiB per event it held about half of a 50,000-event history.
+    const arenaBytes = Math.max(64 * 1024, this.lowerBound * 2048);
+    this.ring = new HistoryRing({ capacity: this.lowerBound, maxCapacity, arenaBytes, maxArenaBytes: Math.max(arenaBytes, Math.min(MAX_ARENA_BYTES, maxCapacity * RING_BYTES_PER_EVENT)) });
     this.clock = init.clock;
     this.placement = init.placement;
     this.passOptions = init.pass;
@@ -139,6 +154,8 @@ export class BetaSync implements FullChannelPolicy {
       this.inProcess = new SyncWorkerEndpoint((msg) => this.clock.setTimeout(() => this.onWorkerMessage(msg), 0), this.clock);
     }
     this.post({ op: 'init', ring: this.ring.handle, control: this.control.buffer, pass: this.passOptions, indexerFields: this.indexerFields, triggerField: this.triggerField });
+    // A restarted worker gets every slab again (once each, never per watcher).
+    this.slabs.buffers.forEach((buffer, id) => this.post({ op: 'slab', id, buffer }));
   }
 
   /**
@@ -155,6 +172,9 @@ export class BetaSync implements FullChannelPolicy {
     this.onWorkerError?.(`sync worker died: ${why}`);
     this.worker = undefined;
     this.introduced.clear();
+    // The dead worker writes nothing any more: the regions it held are free.
+    for (const q of this.quarantine) this.slabs.release(q.slot);
+    this.quarantine = [];
     this.pendingAdopts = []; // every unsynced watcher is adopted again below, with its channel
     this.pendingIntros.clear();
     this.startWorker();
@@ -165,7 +185,7 @@ export class BetaSync implements FullChannelPolicy {
       if (ref >= 0 && (channel.spsc.lastPushedVariant as number) !== VARIANT_BOOKMARK && ref >= this.history.startIndex && ref < this.history.endIndex) {
         w.cursor.raiseTo(this.history.at(ref).rv); // pushed, but the dead worker may not have recorded it
       }
-      channel.spsc.handOff(WriterOwner.SYNC_WORKER, WriterOwner.MAIN);
+      channel.spsc.handOff(WriterOwner.SYNC_WORKER, WriterOwner.MAIN); // the dead worker's role
       this.adopt(w);
       // The dead worker's last "pushed" notice may be lost: wake every consumer it may have fed.
       w.notify();
@@ -186,14 +206,75 @@ export class BetaSync implements FullChannelPolicy {
     return this.inProcess?.host;
   }
 
+  /**
+   * The sync worker thread's event-loop utilization since `since` (Node's
+   * EventLoopUtilization; undefined in-process): how busy the thread was,
+   * pass work and wake-ups included (the bench's "worker busy" figure).
+   */
+  workerUtilization(since?: import('node:perf_hooks').EventLoopUtilization): import('node:perf_hooks').EventLoopUtilization | undefined {
+    const w = this.worker;
+    if (w === undefined) return undefined;
+    return since === undefined ? w.performance.eventLoopUtilization() : w.performance.eventLoopUtilization(since);
+  }
+
   /** Test hook: kill the worker thread as a crash would. */
   crashWorkerForTest(): Promise<number> | undefined {
     return this.worker?.terminate();
   }
 
-  /** A channel for a new beta watcher: shared memory, so the worker can write it while it is unsynced. */
+  /**
+   * A channel for a new beta watcher: shared memory, so the worker can write
+   * it while it is unsynced. A watcher consumed here gets a pooled slab
+   * region; one consumed in another thread (remoteState) buffers of its own.
+   */
   sharedChannel(capacity: number, remoteState?: SharedArrayBuffer): SharedWatcherChannel {
-    return new SharedWatcherChannel(capacity, this.history, remoteState);
+    if (remoteState !== undefined || this.closed) return new SharedWatcherChannel(capacity, this.history, remoteState);
+    this.recycleQuarantine();
+    const slot = this.slabs.allocate(capacity);
+    const channel = new SharedWatcherChannel(capacity, this.history, undefined, { slot, buffer: this.slabs.bufferOf(slot) });
+    channel.onRoomForWorker = this.signalRoom;
+    return channel;
+  }
+
+  /** Pooled regions in use (tests, memory figures). */
+  get pooledChannels(): number {
+    return this.slabs.inUse;
+  }
+
+  /** Slabs the pool has (each sent to the worker once). */
+  get slabCount(): number {
+    return this.slabs.buffers.length;
+  }
+
+  /**
+   * An ended watcher's region goes back to the pool once no thread uses it:
+   * at once when this thread owns its writer side (the worker pushes only
+   * into channels it owns, and it got no adopt for this one since), else when
+   * the worker hands it back (it does on `forget`).
+   */
+  private releaseRegion(channel: SharedWatcherChannel): void {
+    const slot = channel.slot;
+    if (slot === undefined || this.releasing.has(channel)) return;
+    this.releasing.add(channel); // once: onEnded may be called again for a stopped watcher
+    if (channel.spsc.writerOwner === WriterOwner.MAIN) {
+      channel.detach();
+      this.slabs.release(slot);
+    } else this.quarantine.push({ slot, channel });
+  }
+
+  private readonly releasing = new WeakSet<SharedWatcherChannel>();
+  private readonly signalRoom = (): void => this.control.signalRoom();
+
+  private recycleQuarantine(): void {
+    if (this.quarantine.length === 0) return;
+    const still: typeof this.quarantine = [];
+    for (const q of this.quarantine) {
+      if (q.channel.spsc.writerOwner === WriterOwner.MAIN) {
+        q.channel.detach();
+        this.slabs.release(q.slot);
+      } else still.push(q);
+    }
+    this.quarantine = still;
   }
 
   /** The history ring's handle (for consumers in other threads). */
@@ -237,6 +318,7 @@ export class BetaSync implements FullChannelPolicy {
           nameHash: hash32(event.name),
           triggerHash: hashOptional(event.triggerValue === '' ? undefined : event.triggerValue),
           prevTriggerHash: hashOptional(event.prevTriggerValue === '' ? undefined : event.prevTriggerValue),
+          hasPrev: prevFrame !== undefined,
         },
         bytes,
       );
@@ -301,6 +383,8 @@ export class BetaSync implements FullChannelPolicy {
       this.flushAdopts(); // keep the order: adopt before forget
       this.post({ op: 'forget', id: watcher.id });
     }
+    // Only once it has stopped for good (a drain ends here too, after its last event).
+    if (watcher.stopped && watcher.queue instanceof SharedWatcherChannel) this.releaseRegion(watcher.queue);
   }
 
   afterDispatch(): void {
@@ -338,7 +422,7 @@ export class BetaSync implements FullChannelPolicy {
     // The cursor is the shared cell: the worker reads the position from it.
     if (stall ? this.unsynced.stall(watcher) : this.unsynced.enter(watcher)) this.hooks.unsynced(watcher); // separate sets: out of the live index
     // Single writer: the main thread stops pushing before the worker may start.
-    channel.spsc.handOff(WriterOwner.MAIN, WriterOwner.SYNC_WORKER);
+    channel.handToWorker();
     // Normally introduced at registration; after a worker restart, or while its introduction still
     // waits for its turn, the adopt carries it.
     const queued = this.pendingIntros.delete(watcher.id);
@@ -402,6 +486,7 @@ export class BetaSync implements FullChannelPolicy {
     if (this.closed) return;
     switch (msg.op) {
       case 'pushed':
+        this.recycleQuarantine();
         if (channels.pass.hasSubscribers) {
           const b = this.workerStats;
           channels.pass.publish({ cache: this.source, thread: 'worker', passes: msg.passes - b.passes, durationMs: msg.workMs - b.workMs, scanned: msg.scanned - b.scanned, pushes: msg.pushes - b.pushes, cohorts: 0, resynced: 0, expired: 0 });
@@ -473,10 +558,24 @@ export class BetaSync implements FullChannelPolicy {
     this.flushScheduled = false;
     this.flushIntroductions();
     if (this.pendingAdopts.length > 0) {
-      const watchers = this.pendingAdopts;
+      const all = this.pendingAdopts;
       this.pendingAdopts = [];
       // A watcher adopted and then ended before the flush is forgotten right after; the worker drops it.
-      this.post({ op: 'adopt', watchers });
+      // Already introduced (the normal case, and every one of a mass stall): four numbers each, in one
+      // Float64Array (cloned as one block, not as one object per watcher). With an introduction: objects.
+      const first = all.filter((a) => a.selection !== undefined);
+      const plain = first.length === 0 ? all : all.filter((a) => a.selection === undefined);
+      if (first.length > 0) this.post({ op: 'adopt', watchers: first });
+      if (plain.length > 0) {
+        const rows = new Float64Array(plain.length * ADOPT_ROW);
+        plain.forEach((a, i) => {
+          rows[i * ADOPT_ROW] = a.id;
+          rows[i * ADOPT_ROW + 1] = a.position;
+          rows[i * ADOPT_ROW + 2] = a.capacity;
+          rows[i * ADOPT_ROW + 3] = a.reachedLive ? 1 : 0;
+        });
+        this.post({ op: 'adopt-rows', rows });
+      }
     }
   }
 
@@ -525,15 +624,17 @@ export class BetaSync implements FullChannelPolicy {
   }
 }
 
-/** What the worker keeps of a watcher: its shared channel, position cell and selection. */
-function introduction(watcher: Watcher): Pick<AdoptRequest, 'channel' | 'selection' | 'cell'> {
+/**
+ * What the worker keeps of a watcher: its channel and position cell (a slab
+ * region as two numbers; buffers of its own only for a remote watcher) and
+ * its selection.
+ */
+function introduction(watcher: Watcher): Pick<AdoptRequest, 'channel' | 'selection' | 'cell' | 'slot'> {
   const channel = watcher.queue as SharedWatcherChannel;
   const s = watcher.selection;
-  return {
-    channel: channel.spsc.handle,
-    selection: { namespace: s.namespace, name: s.name, labelSelector: s.labels.toString(), fieldSelector: s.fields.toString() },
-    cell: channel.positionCell.buffer as SharedArrayBuffer,
-  };
+  const selection = { namespace: s.namespace, name: s.name, labelSelector: s.labels.toString(), fieldSelector: s.fields.toString() };
+  if (channel.slot !== undefined) return { slot: { slab: channel.slot.slab, offset: channel.slot.offset }, selection };
+  return { channel: channel.spsc.handle, selection, cell: channel.positionCell.buffer as SharedArrayBuffer };
 }
 
 function indexValues(indexers: Record<string, IndexerFunc>, object: KubeObject): Record<string, string> {

@@ -8,8 +8,18 @@
  *   Int32 word 0: SEQ   (odd while the writer updates)
  *   Float64 word 1: LAST_DISPATCHED_RV
  *   Float64 word 2: OLDEST_SERVABLE_RV (NaN: nothing servable yet)
+ *   Int32 word 6: ROOM_EPOCH    +1 per room wake-up (the worker parks on it)
+ *   Int32 word 7: ROOM_WAITING  worker sets 1 before parking, a consumer clears it when it wakes the worker
+ *
+ * The room pair lets an idle worker sleep while every channel it owns is
+ * full and nobody reads (issue 13, deliverable 6): it parks only then, and a
+ * consumer that takes an event out of a worker-owned channel wakes it; while
+ * the worker is not parked a pop costs one Atomics.load and no notify.
  */
 const SEQ = 0;
+const ROOM_EPOCH = 6;
+const ROOM_WAITING = 7;
+const BYTES = 32;
 
 export interface ControlSnapshot {
   lastDispatchedRV: number;
@@ -21,10 +31,37 @@ export class ControlBlock {
   private readonly i32: Int32Array;
   private readonly f64: Float64Array;
 
-  constructor(buffer: SharedArrayBuffer = new SharedArrayBuffer(24)) {
+  constructor(buffer: SharedArrayBuffer = new SharedArrayBuffer(BYTES)) {
     this.buffer = buffer;
-    this.i32 = new Int32Array(buffer, 0, 2);
+    this.i32 = new Int32Array(buffer, 0, BYTES >> 2);
     this.f64 = new Float64Array(buffer, 8, 2);
+  }
+
+  /** Consumer side (any thread): room appeared in a channel the worker owns; wake it if it waits for that. */
+  signalRoom(): void {
+    const i = this.i32;
+    // Dekker pair with armRoomWait (both Atomics): the worker re-checks its channels after setting WAITING.
+    if (Atomics.load(i, ROOM_WAITING) === 0) return;
+    Atomics.store(i, ROOM_WAITING, 0);
+    Atomics.add(i, ROOM_EPOCH, 1);
+    Atomics.notify(i, ROOM_EPOCH);
+  }
+
+  /** Worker: announce it is about to park for room; returns the epoch to wait on. Re-check for room after this. */
+  armRoomWait(): number {
+    const epoch = Atomics.load(this.i32, ROOM_EPOCH);
+    Atomics.store(this.i32, ROOM_WAITING, 1);
+    return epoch;
+  }
+
+  /** Worker: it no longer waits for room. */
+  disarmRoomWait(): void {
+    Atomics.store(this.i32, ROOM_WAITING, 0);
+  }
+
+  /** The Int32 view and word the worker waits on (Atomics.waitAsync on ROOM_EPOCH). */
+  get roomWord(): { array: Int32Array; index: number } {
+    return { array: this.i32, index: ROOM_EPOCH };
   }
 
   /** Writer (main thread) only. */

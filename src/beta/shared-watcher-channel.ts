@@ -13,6 +13,14 @@
  * Bookmarks are not history events: they travel as variant BOOKMARK with
  * the RV as the reference; the main thread (their only writer) keeps the
  * shared bookmark objects in a small FIFO beside the channel.
+ *
+ * A watcher consumed on the main thread has its channel and position cell in
+ * a pooled slab region (channel-slabs.ts): the worker knows the slab, so the
+ * watcher travels to it as two numbers. Its live push is SpscChannel
+ * .pushLocal (no Atomics): the consumer is this thread, and the main thread
+ * knows it owns the writer side until it hands it to the worker itself
+ * (`handToWorker`). A watcher consumed in another thread keeps buffers of its
+ * own and the Atomics push (its consumer may park on the channel).
  */
 import { Delivery } from '../selection/selection.js';
 import { SpscChannel, POP_CLOSED, POP_EMPTY, Terminal, WriterOwner, type Variant } from '../ring/spsc-channel.js';
@@ -20,6 +28,7 @@ import type { EventHistory } from '../history/event-history.js';
 import { OVERWRITTEN, type WatcherChannel } from '../watch/watcher-channel.js';
 import type { WatchEvent } from '../wire/watch-event.js';
 import { CELL_SLOTS } from '../sync/sync-cursor.js';
+import { CELL_BYTES, type SlabSlot } from './channel-slabs.js';
 
 /** Channel variant codes: the ring's three (as is, ADDED, DELETED) plus our BOOKMARK. */
 export const VARIANT_AS_IS = 0;
@@ -39,17 +48,53 @@ export class SharedWatcherChannel implements WatcherChannel {
   readonly spsc: SpscChannel;
   /** Consumed in another thread (cache.watchPort): the state cells it shares; undefined when consumed here. */
   readonly remoteState: SharedArrayBuffer | undefined;
+  /** Called after a pop while the sync worker owns the writer side: room for it (ControlBlock.signalRoom). */
+  onRoomForWorker: (() => void) | undefined;
   /** Called (once) when a remote consumer has stopped: the server side unregisters the watch. */
   onRemoteCancel: (() => void) | undefined;
   /** The watcher's position while the worker serves it (written by the worker; survives a worker crash). */
-  readonly positionCell = new Float64Array(new SharedArrayBuffer(8 * CELL_SLOTS));
+  readonly positionCell: Float64Array;
+  /** Its pooled region (undefined: buffers of its own, a remote watcher). */
+  readonly slot: SlabSlot | undefined;
   private readonly history: EventHistory;
   private readonly bookmarks: WatchEvent[] = [];
+  /** This thread owns the writer side, as far as it knows (only its own handToWorker clears it). */
+  private mainOwns = true;
+  /** Its region went back to the pool: nothing touches it through this object any more. */
+  private detached = false;
 
-  constructor(capacity: number, history: EventHistory, remoteState?: SharedArrayBuffer) {
-    this.spsc = SpscChannel.create(capacity, WriterOwner.MAIN);
+  /**
+   * In `region` (a pooled slab region, reset here) or, without one, in
+   * buffers of its own; `remoteState` marks a watcher consumed in another thread.
+   */
+  constructor(capacity: number, history: EventHistory, remoteState?: SharedArrayBuffer, region?: { slot: SlabSlot; buffer: SharedArrayBuffer }) {
+    if (region !== undefined) {
+      this.positionCell = new Float64Array(region.buffer, region.slot.offset, CELL_SLOTS);
+      this.positionCell.fill(0);
+      this.spsc = SpscChannel.createIn(region.buffer, region.slot.offset + CELL_BYTES, capacity, WriterOwner.MAIN);
+    } else {
+      this.positionCell = new Float64Array(new SharedArrayBuffer(CELL_BYTES));
+      this.spsc = SpscChannel.create(capacity, WriterOwner.MAIN);
+    }
+    this.slot = region?.slot;
     this.history = history;
     this.remoteState = remoteState;
+  }
+
+  /**
+   * Single writer: hand the writer side to the sync worker (a compare-and-
+   * swap); from now on this thread pushes only after it observes the worker
+   * handed it back. False when this thread did not own it.
+   */
+  handToWorker(): boolean {
+    this.mainOwns = false;
+    return this.spsc.handOff(WriterOwner.MAIN, WriterOwner.SYNC_WORKER);
+  }
+
+  /** The region is about to go back to the pool: this object never touches it again. */
+  detach(): void {
+    this.detached = true;
+    this.bookmarks.length = 0;
   }
 
   /**
@@ -81,13 +126,13 @@ export class SharedWatcherChannel implements WatcherChannel {
     return this.spsc.capacity;
   }
   get size(): number {
-    return this.spsc.size;
+    return this.detached ? 0 : this.spsc.size;
   }
   get free(): number {
-    return this.spsc.free;
+    return this.detached ? this.spsc.capacity : this.spsc.free;
   }
   get full(): boolean {
-    return this.spsc.free === 0;
+    return !this.detached && this.spsc.free === 0;
   }
   /** The main thread may push only while it owns the channel. */
   get ownedByMain(): boolean {
@@ -95,26 +140,38 @@ export class SharedWatcherChannel implements WatcherChannel {
   }
 
   push(event: WatchEvent): boolean {
-    // Single writer: while the sync worker owns the channel the main thread never pushes.
-    if (this.spsc.writerOwner !== WriterOwner.MAIN) return false;
+    if (this.detached) return false;
+    // Single writer: while the sync worker owns the channel the main thread never pushes. Only this
+    // thread hands the role away, so while it has not, it owns it without asking (no Atomics load).
+    if (!this.mainOwns) {
+      if (this.spsc.writerOwner !== WriterOwner.MAIN) return false;
+      this.mainOwns = true; // the worker handed it back
+    }
     if (this.remoteState !== undefined && this.spsc.cancelled) {
       const cancel = this.onRemoteCancel;
       this.onRemoteCancel = undefined;
       if (cancel !== undefined) queueMicrotask(cancel);
       return true; // nobody reads it any more: accept and drop
     }
+    const local = this.remoteState === undefined;
     if (event.type === 'BOOKMARK') {
-      if (!this.spsc.tryPush(event.rv, VARIANT_BOOKMARK as Variant)) return false;
-      if (this.remoteState === undefined) this.bookmarks.push(event); // a remote consumer builds its own
+      if (!(local ? this.spsc.pushLocal(event.rv, VARIANT_BOOKMARK as Variant) : this.spsc.tryPush(event.rv, VARIANT_BOOKMARK as Variant))) return false;
+      if (local) this.bookmarks.push(event); // a remote consumer builds its own
       return true;
     }
     if (event.ref < 0) throw new Error(`watch event ${event.type}@${event.rv} has no history reference`);
-    return this.spsc.tryPush(event.ref, variantOf(event.delivery) as Variant);
+    const variant = variantOf(event.delivery) as Variant;
+    // The consumer of a local channel is this thread and never parks on it: the plain push suffices.
+    return local ? this.spsc.pushLocal(event.ref, variant) : this.spsc.tryPush(event.ref, variant);
   }
 
   shift(): WatchEvent | undefined | typeof OVERWRITTEN {
-    const ref = this.spsc.pop();
+    if (this.detached) return undefined;
+    // While this thread is the producer of a channel it consumes, both ends are its own: plain loads and stores.
+    const ref = this.mainOwns && this.remoteState === undefined ? this.spsc.popLocal() : this.spsc.pop();
     if (ref === POP_EMPTY || ref === POP_CLOSED) return undefined;
+    // Room in a channel the worker feeds: it may be parked because every channel was full.
+    if (!this.mainOwns) this.onRoomForWorker?.();
     const variant = this.spsc.lastVariant as number;
     if (variant === VARIANT_BOOKMARK) return this.bookmarks.shift();
     const h = this.history;
@@ -123,11 +180,13 @@ export class SharedWatcherChannel implements WatcherChannel {
   }
 
   clear(): void {
-    while (this.spsc.pop() >= 0);
+    if (this.detached) return;
+    if (this.mainOwns && this.remoteState === undefined) while (this.spsc.popLocal() >= 0);
+    else while (this.spsc.pop() >= 0);
     this.bookmarks.length = 0;
   }
 
   cancel(): void {
-    this.spsc.cancel();
+    if (!this.detached) this.spsc.cancel();
   }
 }

@@ -17,24 +17,37 @@ export interface SelectionSpec {
 
 /**
  * A watcher that went unsynced at `position`: the worker owns its channel now.
- * `channel`, `selection` and `cell` (its shared position) only the first time.
+ * `slot` (or `channel` and `cell`) and `selection` only the first time.
  */
 export interface AdoptRequest {
   id: number;
   position: number;
   capacity: number;
   reachedLive: boolean;
+  /** Its channel and cell in a slab the worker already has (channel-slabs.ts): two numbers, no buffer. */
+  slot?: { slab: number; offset: number };
+  /** Buffers of its own (a watcher consumed in another thread), when there is no `slot`. */
   channel?: SpscChannelHandle;
   selection?: SelectionSpec;
   cell?: SharedArrayBuffer;
 }
 
+/** Numbers per watcher in an `adopt-rows` message. */
+export const ADOPT_ROW = 4;
+
 export type MainToWorker =
   | { op: 'init'; ring: HistoryRingHandle; control: SharedArrayBuffer; pass: PassOptions; indexerFields: string[]; triggerField: string | undefined }
+  /** A slab of pooled channels and position cells (sent once per slab, never per watcher). */
+  | { op: 'slab'; id: number; buffer: SharedArrayBuffer }
   /** New watchers: their channels, position cells and selections (batched, at registration). */
   | { op: 'introduce'; watchers: AdoptRequest[] }
   /** Watchers that went unsynced (batched: one message per dispatch, not per watcher). */
   | { op: 'adopt'; watchers: AdoptRequest[] }
+  /**
+   * Introduced watchers that went unsynced, ADOPT_ROW numbers each (id,
+   * position, capacity, reachedLive 0/1): a mass stall is one typed array.
+   */
+  | { op: 'adopt-rows'; rows: Float64Array }
   /** Forget the watcher (stopped or ended on the main thread). */
   | { op: 'forget'; id: number }
   /** A relist: every member is gone (the main thread ends them). */

@@ -5,7 +5,7 @@
  * harness, so a beta run is reproducible from its seed).
  */
 import { realClock, type Clock } from '../core/clock.js';
-import type { MainToWorker, WorkerToMain } from './sync-messages.js';
+import { ADOPT_ROW, type MainToWorker, type WorkerToMain } from './sync-messages.js';
 import { WorkerPassHost, type KnownWatcher } from './worker-pass-host.js';
 
 export class SyncWorkerEndpoint {
@@ -15,22 +15,38 @@ export class SyncWorkerEndpoint {
   private readonly send: (msg: WorkerToMain) => void;
   private readonly clock: Clock;
 
-  constructor(send: (msg: WorkerToMain) => void, clock: Clock = realClock) {
+  private readonly roomSignal: boolean;
+
+  /** `roomSignal`: the worker thread parks for room when every channel is full (see WorkerPassHost). */
+  constructor(send: (msg: WorkerToMain) => void, clock: Clock = realClock, roomSignal = false) {
     this.send = send;
     this.clock = clock;
+    this.roomSignal = roomSignal;
   }
 
   handle(msg: MainToWorker): void {
     try {
       switch (msg.op) {
         case 'init':
-          this.host = new WorkerPassHost(msg.ring, msg.control, msg.pass, msg.indexerFields, msg.triggerField, this.send, this.clock);
+          this.host = new WorkerPassHost(msg.ring, msg.control, msg.pass, msg.indexerFields, msg.triggerField, this.send, this.clock, this.roomSignal);
+          this.host.onAllFull = () => this.wakeParkers();
+          break;
+        case 'slab':
+          this.host!.slabs[msg.id] = msg.buffer;
           break;
         case 'introduce':
-          for (const a of msg.watchers) this.host!.introduce(a.id, a.channel, a.selection, a.cell, this.known);
+          for (const a of msg.watchers) this.host!.introduce(a, this.known);
           break;
+        case 'adopt-rows': {
+          const r = msg.rows;
+          for (let i = 0; i + ADOPT_ROW <= r.length; i += ADOPT_ROW) {
+            this.host!.adopt({ id: r[i]!, position: r[i + 1]!, capacity: r[i + 2]!, reachedLive: r[i + 3] === 1 }, this.known);
+          }
+          this.wakeArrivals();
+          break;
+        }
         case 'adopt':
-          for (const a of msg.watchers) this.host!.adopt(a.id, a.position, a.reachedLive, a.channel, a.selection, a.cell, this.known);
+          for (const a of msg.watchers) this.host!.adopt(a, this.known);
           this.wakeArrivals();
           break;
         case 'forget':
@@ -46,6 +62,7 @@ export class SyncWorkerEndpoint {
           this.host?.scheduler.stop();
           this.host?.reset();
           this.wakeArrivals();
+          this.wakeParkers();
           break;
       }
     } catch (err) {
@@ -70,6 +87,30 @@ export class SyncWorkerEndpoint {
     const a = this.arrivals;
     this.arrivals = [];
     for (const r of a) r();
+  }
+
+  /** Resolves after a pass that found every member's channel full (or when the worker stops). */
+  allFull(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    return new Promise((resolve) => this.parkers.push(resolve));
+  }
+
+  private parkers: (() => void)[] = [];
+
+  private wakeParkers(): void {
+    const p = this.parkers;
+    this.parkers = [];
+    for (const r of p) r();
+  }
+
+  /** A consumer made room in a channel the worker owns. */
+  room(): void {
+    if (!this.stopped) this.host?.scheduler.onRoom();
+  }
+
+  /** Milliseconds until the next pass is due (0: now; Infinity: none scheduled). */
+  get msUntilNextPass(): number {
+    return this.host?.scheduler.msUntilNextPass ?? Infinity;
   }
 
   /** New events were published in the ring. */

@@ -19,16 +19,17 @@ import { Unpackr } from 'msgpackr';
 import type { ChangeType, IndexerFunc, KubeObject } from '../core/types.js';
 import { realClock, type Clock } from '../core/clock.js';
 import { WatchCacheEvent } from '../history/watch-cache-event.js';
-import { HistoryRingReader, ReadStatus, TOO_OLD, createRingRecord, type HistoryRingHandle, type RingRecord } from '../ring/history-ring.js';
+import { EventTypeCode, HistoryRingReader, ReadStatus, TOO_OLD, createRingRecord, type HistoryRingHandle, type RingRecord } from '../ring/history-ring.js';
 import { hash32, NO_VALUE_HASH } from '../ring/hash32.js';
-import { SpscChannel, WriterOwner, type SpscChannelHandle, type Variant } from '../ring/spsc-channel.js';
+import { SpscChannel, WriterOwner, type Variant } from '../ring/spsc-channel.js';
 import { Delivery, Selection } from '../selection/selection.js';
 import type { PassOptions } from '../sync/pass-options.js';
 import { PassScheduler } from '../sync/pass-scheduler.js';
 import { Offer, SyncPass, type PassCursor, type PassHost, type PassMember, type PassStats } from '../sync/sync-pass.js';
 import { SyncCursor } from '../sync/sync-cursor.js';
 import { ControlBlock, type ControlSnapshot } from './control-block.js';
-import type { SelectionSpec, WorkerToMain } from './sync-messages.js';
+import type { AdoptRequest, WorkerToMain } from './sync-messages.js';
+import { openRegion } from './channel-slabs.js';
 import { VARIANT_ADDED, VARIANT_AS_IS, VARIANT_DELETED } from './shared-watcher-channel.js';
 
 /**
@@ -69,6 +70,8 @@ export class WorkerMember implements PassMember {
   reachedLive: boolean;
   removed = false;
 
+  /** It selects everything: the slot's type decides its delivery, no decode needed (issue 13, deliverable 4). */
+  readonly everything: boolean;
   /** Scope hashes: a cheap test before any event is decoded for this member. */
   private readonly nsHash: number;
   private readonly nameHash: number;
@@ -82,6 +85,7 @@ export class WorkerMember implements PassMember {
     this.nsHash = known.nsHash;
     this.nameHash = known.nameHash;
     this.triggerHash = known.triggerHash;
+    this.everything = known.selection.everything;
     this.cursor.startAt(position);
     this.cursor.markUnsynced();
     this.reachedLive = reachedLive;
@@ -125,10 +129,17 @@ export class RingEventRef {
   readonly nameHash: number;
   readonly triggerHash: number;
   readonly prevTriggerHash: number;
+  /**
+   * What a select-everything watcher receives (Selection.classify with no
+   * scope and no selectors): the event as it is, except a MODIFIED without a
+   * previous object, which arrives as ADDED.
+   */
+  readonly everythingVariant: number;
   decoded: WatchCacheEvent | null | undefined; // undefined: not yet; null: overwritten
   constructor(r: RingRecord) {
     this.index = r.absIndex;
     this.rv = r.rv;
+    this.everythingVariant = r.type === EventTypeCode.MODIFIED && !r.hasPrev ? VARIANT_ADDED : VARIANT_AS_IS;
     this.nsHash = r.nsHash;
     this.nameHash = r.nameHash;
     this.triggerHash = r.triggerHash;
@@ -193,7 +204,15 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
   private scannedCount = 0;
   private decodes = 0;
 
-  constructor(ring: HistoryRingHandle, control: SharedArrayBuffer, options: PassOptions, indexerFields: string[], triggerField: string | undefined, send: (msg: WorkerToMain) => void, clock: Clock = realClock) {
+  /** Called after a pass that found every member's channel full and served nobody (the thread may park for room). */
+  onAllFull: (() => void) | undefined;
+
+  /**
+   * `roomSignal`: the thread wakes on ControlBlock room signals (workers/sync-worker.ts), so a pass
+   * that found every channel full may wait the idle period. In-process hosts (the simulator) keep
+   * the normal period instead.
+   */
+  constructor(ring: HistoryRingHandle, control: SharedArrayBuffer, options: PassOptions, indexerFields: string[], triggerField: string | undefined, send: (msg: WorkerToMain) => void, clock: Clock = realClock, roomSignal = false) {
     this.reader = new HistoryRingReader(ring);
     this.control = new ControlBlock(control);
     this.options = options;
@@ -207,19 +226,42 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
       hasWork: () => this.members.size > 0,
       runPass: (done) => this.pass.run(this.members.values(), (stats) => this.afterPass(stats, done)),
       observeDuration: () => {},
+      signalsRoom: roomSignal,
     });
   }
 
+  /** The control block (the thread parks on its room word). */
+  get controlBlock(): ControlBlock {
+    return this.control;
+  }
+
+  /** Some member's channel has room (checked after announcing a park for room). */
+  anyMemberHasRoom(): boolean {
+    for (const m of this.members.values()) if (m.accepting && m.free > 0) return true;
+    return false;
+  }
+
+  /** Slab id -> buffer (channel-slabs.ts): each arrives once, before any watcher in it. */
+  readonly slabs: SharedArrayBuffer[] = [];
+
   /** Remember a watcher's shared channel, position cell and selection (before it ever stalls). */
-  introduce(id: number, channel: SpscChannelHandle | undefined, spec: SelectionSpec | undefined, cell: SharedArrayBuffer | undefined, known: Map<number, KnownWatcher>): KnownWatcher {
+  introduce(a: AdoptRequest, known: Map<number, KnownWatcher>): KnownWatcher {
+    const id = a.id;
     const existing = known.get(id);
     if (existing !== undefined) return existing;
-    if (channel === undefined || spec === undefined || cell === undefined) throw new Error(`watcher ${id} was never introduced to the sync worker`);
+    const spec = a.selection;
+    let region: { cell: Float64Array; channel: SpscChannel } | undefined;
+    if (a.slot !== undefined) {
+      const buffer = this.slabs[a.slot.slab];
+      if (buffer === undefined) throw new Error(`watcher ${id} is in slab ${a.slot.slab}, which the sync worker never got`);
+      region = openRegion(buffer, { slab: a.slot.slab, offset: a.slot.offset, capacity: a.capacity });
+    } else if (a.channel !== undefined && a.cell !== undefined) region = { channel: new SpscChannel(a.channel), cell: new Float64Array(a.cell) };
+    if (region === undefined || spec === undefined) throw new Error(`watcher ${id} was never introduced to the sync worker`);
     const selection = new Selection(spec, this.indexers, this.triggerField);
     const entry: KnownWatcher = {
-      channel: new SpscChannel(channel),
+      channel: region.channel,
       selection,
-      cell: new Float64Array(cell),
+      cell: region.cell,
       nsHash: selection.namespace === '' ? NO_VALUE_HASH : hash32(selection.namespace),
       nameHash: selection.name === '' ? NO_VALUE_HASH : hash32(selection.name),
       triggerHash: selection.triggerValue === undefined ? NO_VALUE_HASH : hash32(selection.triggerValue),
@@ -228,18 +270,23 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
     return entry;
   }
 
-  adopt(id: number, position: number, reachedLive: boolean, channel: SpscChannelHandle | undefined, spec: SelectionSpec | undefined, cell: SharedArrayBuffer | undefined, known: Map<number, KnownWatcher>): void {
-    const entry = this.introduce(id, channel, spec, cell, known);
-    const m = new WorkerMember(id, entry, position, reachedLive);
-    this.members.set(id, m);
+  adopt(a: AdoptRequest, known: Map<number, KnownWatcher>): void {
+    const entry = this.introduce(a, known);
+    const m = new WorkerMember(a.id, entry, a.position, a.reachedLive);
+    this.members.set(a.id, m);
     this.scheduler.onStall();
   }
 
+  /**
+   * The watcher ended (or its consumer went away): drop it and hand its
+   * writer side back, so the main thread may pool its region again.
+   */
   forget(id: number): void {
     const m = this.members.get(id);
     if (m === undefined) return;
     m.removed = true;
     this.members.delete(id);
+    m.channel.handOff(WriterOwner.SYNC_WORKER, WriterOwner.MAIN);
   }
 
   /** A relist: drop every member and give its channel back to the main thread. */
@@ -279,6 +326,15 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
   }
 
   offer(m: WorkerMember, ref: RingEventRef): Offer {
+    if (m.everything) {
+      // Invariant 4 (selection): with no scope and no selectors, classify() depends only on the type
+      // and on whether a previous object exists, both in the slot: no payload decode for this member.
+      // (An event overwritten meanwhile reaches the consumer as OVERWRITTEN: its 410, never wrong data.)
+      if (!m.channel.tryPush(ref.index, ref.everythingVariant as Variant)) return Offer.Full;
+      this.pushedTo.add(m.id);
+      this.pushes++;
+      return Offer.Pushed;
+    }
     if (!m.mightSelect(ref)) return Offer.NotSelected;
     const ev = this.decode(ref);
     if (ev === undefined) return Offer.Full; // overwritten while scanning: owed; expiry decides next pass
@@ -305,7 +361,17 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
   }
 
   defer(fn: () => void): void {
+    // The retry rounds wait for consumers to drain: wake the ones this pass fed first (issue 13,
+    // deliverable 4), or the rounds find the channels as full as they left them.
+    this.notifyPushed();
     this.clock.setTimeout(fn, 0);
+  }
+
+  /** Tell the main thread which members were pushed into since the last notice (it wakes their consumers). */
+  private notifyPushed(): void {
+    if (this.pushedTo.size === 0) return;
+    this.send({ op: 'pushed', ids: [...this.pushedTo], pushes: this.pushes, scanned: this.scannedCount, decodes: this.decodes, workMs: this.scheduler.workMs, passes: this.scheduler.passes });
+    this.pushedTo.clear();
   }
 
   served(m: WorkerMember): void {
@@ -368,6 +434,7 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
     this.send({ op: 'pushed', ids: [...this.pushedTo], pushes: this.pushes, scanned: this.scannedCount, decodes: this.decodes, workMs: this.scheduler.workMs, passes: this.scheduler.passes });
     this.pushedTo.clear();
     done(stats);
+    if (this.scheduler.allFull) this.onAllFull?.();
   }
 
   private handBack(m: WorkerMember): void {

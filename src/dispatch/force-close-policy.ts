@@ -12,6 +12,15 @@
  * 4. When the timer fires, every watcher still full gets one last
  *    non-blocking attempt and is otherwise force-closed: its stream simply
  *    ends (no ERROR event), counted as reason="unresponsive".
+ * 5. Only the watchers still full are closed. Closing one reports back
+ *    through onEnded; the set is taken out before the closes so that report
+ *    cannot resume dispatch in the middle of them: the events queued behind
+ *    the wait are dispatched after every close, and a channel they fill (a
+ *    healthy watcher's, whose consumer runs only after this synchronous run)
+ *    waits on the budget the wait accrued, instead of being closed with the
+ *    slow ones. Kubernetes closes only the slow watchers: its watcher
+ *    goroutines drain their channels while the dispatcher works through
+ *    `incoming` (issue 13, deliverable 7).
  */
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { CacheMetrics } from '../metrics/cache-metrics.js';
@@ -89,14 +98,16 @@ export class ForceClosePolicy implements FullChannelPolicy {
   }
 
   private closeStillFull(): void {
-    for (const [w, owed] of this.blocked) {
+    // Step 5: taken out first, so a stop's onEnded neither resumes dispatch here nor adds to this set.
+    const still = [...this.blocked];
+    this.blocked.clear();
+    for (const [w, owed] of still) {
       if (w.accepting && offer(w, owed) !== Offer.Full) continue;
       if (w.accepting) {
         this.metrics.terminated.unresponsive.inc();
         w.stop('unresponsive');
       }
     }
-    this.blocked.clear();
   }
 
   private finish(early: boolean): void {

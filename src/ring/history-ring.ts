@@ -29,7 +29,7 @@
  *   byte i32 f64 field
  *   ---- --- --- -----------------
  *      0   0     SEQ               per-slot seqlock: odd while the writer rewrites the slot
- *      4   1     TYPE              1 ADDED, 2 MODIFIED, 3 DELETED
+ *      4   1     TYPE              bits 0-1: 1 ADDED, 2 MODIFIED, 3 DELETED; bit 3 (HAS_PREV): the event carries a previous object
  *      8       1 ABS               absolute index the slot holds (-1: invalidated copy)
  *     16       2 RV                event RV (safe integer, < 2^53)
  *     24   6     NS_HASH           hash32(namespace)
@@ -156,7 +156,18 @@ export interface AppendMeta {
   triggerHash: number;
   /** hash32 of the previous object's trigger value, or NO_VALUE_HASH. */
   prevTriggerHash: number;
+  /**
+   * The event carries a previous object (its frame is in the payload). In the
+   * slot, so a reader can decide a select-everything watcher's delivery (a
+   * MODIFIED without one is delivered as ADDED) without decoding.
+   */
+  hasPrev?: boolean;
 }
+
+/** Bit of a slot's TYPE word: the event carries a previous object. */
+const TYPE_HAS_PREV = 8;
+/** The type code bits of a slot's TYPE word. */
+const TYPE_CODE_MASK = 3;
 
 /** Optional inputs of appendEvent. */
 export interface AppendEventKeys {
@@ -172,7 +183,10 @@ export interface AppendEventKeys {
 export interface RingRecord {
   absIndex: number;
   rv: number;
+  /** EventTypeCode. */
   type: number;
+  /** The event carries a previous object (AppendMeta.hasPrev). */
+  hasPrev: boolean;
   nsHash: number;
   nameHash: number;
   triggerHash: number;
@@ -219,6 +233,7 @@ export function createRingRecord(payloadBytes = 1024): RingRecord {
     absIndex: -1,
     rv: 0,
     type: 0,
+    hasPrev: false,
     nsHash: 0,
     nameHash: 0,
     triggerHash: 0,
@@ -430,6 +445,7 @@ export class HistoryRing {
       nameHash: hash32(md.name ?? ''),
       triggerHash: hashOptional(keys?.trigger),
       prevTriggerHash: hashOptional(keys?.prevTrigger),
+      hasPrev: event.prevObject !== undefined,
     };
     return this.append(meta, this.encode(event));
   }
@@ -498,7 +514,7 @@ export class HistoryRing {
     // a reader that sees the same even SEQ before and after its loads got one
     // consistent version of the slot.
     Atomics.store(sI, base + S_SEQ, (seq + 1) | 0);
-    sI[base + S_TYPE] = meta.type;
+    sI[base + S_TYPE] = meta.hasPrev === true ? meta.type | TYPE_HAS_PREV : meta.type;
     this.sF[fb + SF_ABS] = next;
     this.sF[fb + SF_RV] = rv;
     sI[base + S_NS] = meta.nsHash;
@@ -955,7 +971,8 @@ export class HistoryRingReader {
           if (absIndex < this.hOldest) return ReadStatus.OVERWRITTEN;
           out.absIndex = absIndex;
           out.rv = rv;
-          out.type = type;
+          out.type = type & TYPE_CODE_MASK;
+          out.hasPrev = (type & TYPE_HAS_PREV) !== 0;
           out.nsHash = ns;
           out.nameHash = name;
           out.triggerHash = trig;

@@ -8,7 +8,8 @@
  * (MODIFIED delivered as ADDED when the object starts matching, as DELETED
  * when it stops).
  *
- * Layout (one SharedArrayBuffer, Int32 header words, then the slots):
+ * Layout (in one SharedArrayBuffer, from its byteOffset: Int32 header words,
+ * then the slots; offsets below are from the channel's start):
  *
  *   word field          written by           meaning
  *   ---- -------------  -------------------  ---------------------------------------------
@@ -73,6 +74,12 @@ export const POP_CLOSED = -2;
 export interface SpscChannelHandle {
   readonly buffer: SharedArrayBuffer;
   readonly capacity: number;
+  /**
+   * Where the channel starts in `buffer` (a multiple of 8; default 0): many
+   * channels can share one buffer (src/beta/channel-slabs.ts), so a thread
+   * that already has the buffer opens a channel from two numbers.
+   */
+  readonly byteOffset?: number;
 }
 
 const MAGIC = 0x57435350;
@@ -92,6 +99,31 @@ const H_CANCELLED = 11;
 
 const MAX_CAPACITY = 1 << 28;
 
+interface BufferViews {
+  i32: Int32Array;
+  f64: Float64Array;
+  u8: Uint8Array;
+}
+
+const VIEWS = new WeakMap<SharedArrayBuffer, BufferViews>();
+
+/** One set of whole-buffer views per buffer (per thread): channels in one slab share them. */
+function viewsOf(buffer: SharedArrayBuffer): BufferViews {
+  let v = VIEWS.get(buffer);
+  if (v === undefined) {
+    const words = buffer.byteLength >> 3;
+    v = { i32: new Int32Array(buffer, 0, words * 2), f64: new Float64Array(buffer, 0, words), u8: new Uint8Array(buffer) };
+    VIEWS.set(buffer, v);
+  }
+  return v;
+}
+
+function checkCapacity(capacity: number): void {
+  if (!Number.isInteger(capacity) || capacity < 1 || capacity > MAX_CAPACITY) {
+    throw new RangeError(`channel capacity must be an integer in [1, ${MAX_CAPACITY}], got ${capacity}`);
+  }
+}
+
 function foldOutcome(r: WaitOutcome): 'ok' | 'timed-out' {
   return r === 'timed-out' ? 'timed-out' : 'ok';
 }
@@ -105,38 +137,68 @@ export class SpscChannel {
   readonly handle: SpscChannelHandle;
   readonly capacity: number;
 
+  // Views over the whole buffer, shared by every channel in it (one set per buffer: a slab of pooled
+  // channels costs one set of typed-array objects, not three per channel), and this channel's bases.
   private readonly h: Int32Array;
   private readonly refs: Float64Array;
   private readonly variants: Uint8Array;
+  /** Int32 index of the header's word 0. */
+  private readonly b: number;
+  /** Float64 index of REF[0]. */
+  private readonly r: number;
+  /** Byte index of VARIANT[0]. */
+  private readonly v: number;
   private readonly span: number;
   private popped: Variant = Variant.AS_IS;
   private wakeCount = 0;
 
-  /** A new channel of `capacity` slots, owned by `owner`. */
+  /** Bytes one channel of `capacity` slots takes in a buffer (a multiple of 8). */
+  static bytesFor(capacity: number): number {
+    return (HEADER_BYTES + capacity * 9 + 7) & ~7;
+  }
+
+  /** A new channel of `capacity` slots, owned by `owner`, in a buffer of its own. */
   static create(capacity: number, owner: number = WriterOwner.MAIN): SpscChannel {
-    if (!Number.isInteger(capacity) || capacity < 1 || capacity > MAX_CAPACITY) {
-      throw new RangeError(`channel capacity must be an integer in [1, ${MAX_CAPACITY}], got ${capacity}`);
+    checkCapacity(capacity);
+    return SpscChannel.createIn(new SharedArrayBuffer(SpscChannel.bytesFor(capacity)), 0, capacity, owner);
+  }
+
+  /**
+   * A new channel at `byteOffset` of a shared `buffer` (bytesFor(capacity)
+   * bytes from there; the caller owns that region and nobody else uses it).
+   * Resets the header, so a region can be reused once no thread uses its
+   * previous channel any more.
+   */
+  static createIn(buffer: SharedArrayBuffer, byteOffset: number, capacity: number, owner: number = WriterOwner.MAIN): SpscChannel {
+    checkCapacity(capacity);
+    if (byteOffset % 8 !== 0 || byteOffset < 0 || byteOffset + SpscChannel.bytesFor(capacity) > buffer.byteLength) {
+      throw new RangeError(`spsc channel: region at ${byteOffset} (${SpscChannel.bytesFor(capacity)} bytes) does not fit a buffer of ${buffer.byteLength}`);
     }
-    const buffer = new SharedArrayBuffer(HEADER_BYTES + capacity * 9);
-    const h = new Int32Array(buffer, 0, HEADER_BYTES >> 2);
+    const h = new Int32Array(buffer, byteOffset, HEADER_BYTES >> 2);
+    h.fill(0);
     h[H_MAGIC] = MAGIC;
     h[H_CAPACITY] = capacity;
     h[H_OWNER] = owner | 0;
-    // Sharing the handle (postMessage) orders these initial stores before the other side.
-    return new SpscChannel({ buffer, capacity });
+    // Sharing the handle or the region's offset (postMessage) orders these initial stores before the other side.
+    return new SpscChannel(byteOffset === 0 ? { buffer, capacity } : { buffer, capacity, byteOffset });
   }
 
   constructor(handle: SpscChannelHandle) {
     const cap = handle.capacity;
-    this.h = new Int32Array(handle.buffer, 0, HEADER_BYTES >> 2);
-    if (this.h[H_MAGIC] !== MAGIC || this.h[H_CAPACITY] !== cap) {
+    const at = handle.byteOffset ?? 0;
+    const views = viewsOf(handle.buffer);
+    this.h = views.i32;
+    this.b = at >> 2;
+    if (this.h[this.b + H_MAGIC] !== MAGIC || this.h[this.b + H_CAPACITY] !== cap) {
       throw new Error('spsc channel: handle does not describe a channel');
     }
     this.handle = handle;
     this.capacity = cap;
     this.span = cap * 2;
-    this.refs = new Float64Array(handle.buffer, HEADER_BYTES, cap);
-    this.variants = new Uint8Array(handle.buffer, HEADER_BYTES + cap * 8, cap);
+    this.refs = views.f64;
+    this.r = (at + HEADER_BYTES) >> 3;
+    this.variants = views.u8;
+    this.v = at + HEADER_BYTES + cap * 8;
   }
 
   // -- producer side -----------------------------------------------------------
@@ -148,20 +210,45 @@ export class SpscChannel {
   tryPush(ref: number, variant: Variant = Variant.AS_IS): boolean {
     const h = this.h;
     // Own words (single writer; hand-off ordered by the WRITER_OWNER Atomics): plain reads.
-    if (h[H_CLOSED] !== 0) return false;
-    const tail = h[H_TAIL]!;
-    let used = tail - Atomics.load(h, H_HEAD);
+    if (h[this.b + H_CLOSED] !== 0) return false;
+    const tail = h[this.b + H_TAIL]!;
+    let used = tail - Atomics.load(h, this.b + H_HEAD);
     if (used < 0) used += this.span;
     if (used >= this.capacity) return false;
     const slot = tail < this.capacity ? tail : tail - this.capacity;
-    this.refs[slot] = ref;
-    this.variants[slot] = variant;
+    this.refs[this.r + slot] = ref;
+    this.variants[this.v + slot] = variant;
     // INVARIANT (publish ordering): the slot's plain stores precede this
     // Atomics.store; the consumer's Atomics.load of TAIL acquires them.
-    Atomics.store(h, H_TAIL, tail + 1 === this.span ? 0 : tail + 1);
+    Atomics.store(h, this.b + H_TAIL, tail + 1 === this.span ? 0 : tail + 1);
     // Dekker pair with waitForData (both sides Atomics): either the consumer
     // sees the new TAIL before parking, or we see DATA_WAITING here.
-    if (Atomics.load(h, H_DATA_WAITING) !== 0) this.wake(H_DATA_WAITING, H_DATA_EPOCH);
+    if (Atomics.load(h, this.b + H_DATA_WAITING) !== 0) this.wake(H_DATA_WAITING, H_DATA_EPOCH);
+    return true;
+  }
+
+  /**
+   * tryPush for a producer whose consumer runs in the same thread and never
+   * parks on the channel (an in-process watcher: its consumer is woken by the
+   * Watcher, not by DATA_EPOCH), and that owns the writer role. Then HEAD and
+   * TAIL are written by this thread only, and plain loads and stores are
+   * enough: no Atomics per push (the live push of a synced beta watcher, issue
+   * 13 deliverable 2). Another thread sees these stores once it takes the
+   * writer role: the hand-off is a compare-and-swap (handOff), and every store
+   * before it happens-before that thread's accesses after its own Atomics
+   * load of WRITER_OWNER.
+   */
+  pushLocal(ref: number, variant: Variant): boolean {
+    const h = this.h;
+    if (h[this.b + H_CLOSED] !== 0) return false;
+    const tail = h[this.b + H_TAIL]!;
+    let used = tail - h[this.b + H_HEAD]!;
+    if (used < 0) used += this.span;
+    if (used >= this.capacity) return false;
+    const slot = tail < this.capacity ? tail : tail - this.capacity;
+    this.refs[this.r + slot] = ref;
+    this.variants[this.v + slot] = variant;
+    h[this.b + H_TAIL] = tail + 1 === this.span ? 0 : tail + 1;
     return true;
   }
 
@@ -172,25 +259,25 @@ export class SpscChannel {
    */
   close(terminal: Terminal = Terminal.END): void {
     const h = this.h;
-    if (Atomics.load(h, H_CLOSED) !== 0) return;
-    Atomics.store(h, H_TERMINAL, terminal);
+    if (Atomics.load(h, this.b + H_CLOSED) !== 0) return;
+    Atomics.store(h, this.b + H_TERMINAL, terminal);
     // INVARIANT (drain before end): CLOSED is stored after the last TAIL store.
-    Atomics.store(h, H_CLOSED, 1);
-    if (Atomics.load(h, H_DATA_WAITING) !== 0) this.wake(H_DATA_WAITING, H_DATA_EPOCH);
+    Atomics.store(h, this.b + H_CLOSED, 1);
+    if (Atomics.load(h, this.b + H_DATA_WAITING) !== 0) this.wake(H_DATA_WAITING, H_DATA_EPOCH);
   }
 
   /** Producer: resolve when there may be room (or the consumer cancelled), or on timeout. */
   waitForSpace(timeoutMs?: number, keepAlive = true): Promise<'ok' | 'timed-out'> {
     const epoch = this.armSpaceWait();
     if (epoch === null) return Promise.resolve('ok');
-    return waitAsync(this.h, H_SPACE_EPOCH, epoch, timeoutMs, keepAlive).then(foldOutcome);
+    return waitAsync(this.h, this.b + H_SPACE_EPOCH, epoch, timeoutMs, keepAlive).then(foldOutcome);
   }
 
   /** Producer, blocking (worker threads): as waitForSpace. */
   waitForSpaceSync(timeoutMs?: number): 'ok' | 'timed-out' {
     const epoch = this.armSpaceWait();
     if (epoch === null) return 'ok';
-    return foldOutcome(Atomics.wait(this.h, H_SPACE_EPOCH, epoch, timeoutMs === undefined ? Infinity : timeoutMs));
+    return foldOutcome(Atomics.wait(this.h, this.b + H_SPACE_EPOCH, epoch, timeoutMs === undefined ? Infinity : timeoutMs));
   }
 
   // -- consumer side -----------------------------------------------------------
@@ -202,21 +289,40 @@ export class SpscChannel {
    */
   pop(): number {
     const h = this.h;
-    const head = h[H_HEAD]!; // own word (single consumer)
-    let tail = Atomics.load(h, H_TAIL);
+    const head = h[this.b + H_HEAD]!; // own word (single consumer)
+    let tail = Atomics.load(h, this.b + H_TAIL);
     if (head === tail) {
-      if (Atomics.load(h, H_CLOSED) === 0) return POP_EMPTY;
+      if (Atomics.load(h, this.b + H_CLOSED) === 0) return POP_EMPTY;
       // INVARIANT (drain before end): CLOSED was stored after the last push, so
       // this reload of TAIL sees every push; only an empty channel ends.
-      tail = Atomics.load(h, H_TAIL);
+      tail = Atomics.load(h, this.b + H_TAIL);
       if (head === tail) return POP_CLOSED;
     }
     const slot = head < this.capacity ? head : head - this.capacity;
-    const ref = this.refs[slot]!;
-    this.popped = this.variants[slot]! as Variant;
+    const ref = this.refs[this.r + slot]!;
+    this.popped = this.variants[this.v + slot]! as Variant;
     // INVARIANT (slot reuse): the slot is read before HEAD releases it to the producer.
-    Atomics.store(h, H_HEAD, head + 1 === this.span ? 0 : head + 1);
-    if (Atomics.load(h, H_SPACE_WAITING) !== 0) this.wake(H_SPACE_WAITING, H_SPACE_EPOCH);
+    Atomics.store(h, this.b + H_HEAD, head + 1 === this.span ? 0 : head + 1);
+    if (Atomics.load(h, this.b + H_SPACE_WAITING) !== 0) this.wake(H_SPACE_WAITING, H_SPACE_EPOCH);
+    return ref;
+  }
+
+  /**
+   * pop() for a consumer whose producer is, right now, the same thread (it
+   * owns the writer role, and nobody else will take it without this thread
+   * handing it over): TAIL and HEAD are then this thread's own words and
+   * plain loads and stores are enough. A producer in another thread takes the
+   * role only through a hand-off this thread makes (a compare-and-swap,
+   * ordered after these stores); from then on the consumer must use pop().
+   */
+  popLocal(): number {
+    const h = this.h;
+    const head = h[this.b + H_HEAD]!;
+    if (head === h[this.b + H_TAIL]!) return h[this.b + H_CLOSED] === 0 ? POP_EMPTY : POP_CLOSED;
+    const slot = head < this.capacity ? head : head - this.capacity;
+    const ref = this.refs[this.r + slot]!;
+    this.popped = this.variants[this.v + slot]! as Variant;
+    h[this.b + H_HEAD] = head + 1 === this.span ? 0 : head + 1;
     return ref;
   }
 
@@ -232,20 +338,20 @@ export class SpscChannel {
   waitForData(timeoutMs?: number, keepAlive = true): Promise<'ok' | 'timed-out'> {
     const epoch = this.armDataWait();
     if (epoch === null) return Promise.resolve('ok');
-    return waitAsync(this.h, H_DATA_EPOCH, epoch, timeoutMs, keepAlive).then(foldOutcome);
+    return waitAsync(this.h, this.b + H_DATA_EPOCH, epoch, timeoutMs, keepAlive).then(foldOutcome);
   }
 
   /** Consumer, blocking (worker threads): as waitForData. */
   waitForDataSync(timeoutMs?: number): 'ok' | 'timed-out' {
     const epoch = this.armDataWait();
     if (epoch === null) return 'ok';
-    return foldOutcome(Atomics.wait(this.h, H_DATA_EPOCH, epoch, timeoutMs === undefined ? Infinity : timeoutMs));
+    return foldOutcome(Atomics.wait(this.h, this.b + H_DATA_EPOCH, epoch, timeoutMs === undefined ? Infinity : timeoutMs));
   }
 
   /** Consumer: give up (client went away). The producer sees `cancelled` and stops. */
   cancel(): void {
-    Atomics.store(this.h, H_CANCELLED, 1);
-    if (Atomics.load(this.h, H_SPACE_WAITING) !== 0) this.wake(H_SPACE_WAITING, H_SPACE_EPOCH);
+    Atomics.store(this.h, this.b + H_CANCELLED, 1);
+    if (Atomics.load(this.h, this.b + H_SPACE_WAITING) !== 0) this.wake(H_SPACE_WAITING, H_SPACE_EPOCH);
   }
 
   // -- either side -------------------------------------------------------------
@@ -257,11 +363,11 @@ export class SpscChannel {
    */
   lastPushedRef(): number {
     if (this.size === 0) return -1;
-    let last = Atomics.load(this.h, H_TAIL) - 1;
+    let last = Atomics.load(this.h, this.b + H_TAIL) - 1;
     if (last < 0) last += this.span;
     const slot = last < this.capacity ? last : last - this.capacity;
-    this.lastPushedVariantValue = this.variants[slot] as Variant;
-    return this.refs[slot]!;
+    this.lastPushedVariantValue = this.variants[this.v + slot] as Variant;
+    return this.refs[this.r + slot]!;
   }
 
   /** Variant of the reference lastPushedRef() returned. */
@@ -272,7 +378,7 @@ export class SpscChannel {
 
   /** References in the channel. */
   get size(): number {
-    let used = Atomics.load(this.h, H_TAIL) - Atomics.load(this.h, H_HEAD);
+    let used = Atomics.load(this.h, this.b + H_TAIL) - Atomics.load(this.h, this.b + H_HEAD);
     if (used < 0) used += this.span;
     return used;
   }
@@ -284,22 +390,22 @@ export class SpscChannel {
 
   /** close() was called (data may remain to drain). */
   get closed(): boolean {
-    return Atomics.load(this.h, H_CLOSED) !== 0;
+    return Atomics.load(this.h, this.b + H_CLOSED) !== 0;
   }
 
   /** Terminal code set by close() (NONE while open). */
   get terminal(): Terminal {
-    return Atomics.load(this.h, H_TERMINAL) as Terminal;
+    return Atomics.load(this.h, this.b + H_TERMINAL) as Terminal;
   }
 
   /** cancel() was called by the consumer. */
   get cancelled(): boolean {
-    return Atomics.load(this.h, H_CANCELLED) !== 0;
+    return Atomics.load(this.h, this.b + H_CANCELLED) !== 0;
   }
 
   /** Current producer (WriterOwner value). */
   get writerOwner(): number {
-    return Atomics.load(this.h, H_OWNER);
+    return Atomics.load(this.h, this.b + H_OWNER);
   }
 
   /**
@@ -311,7 +417,7 @@ export class SpscChannel {
     // INVARIANT (single writer): the role changes only by CAS from its current
     // holder; the Atomics also order the old producer's TAIL/slot stores
     // before the new producer's first push.
-    return Atomics.compareExchange(this.h, H_OWNER, from, to) === from;
+    return Atomics.compareExchange(this.h, this.b + H_OWNER, from, to) === from;
   }
 
   /** Atomics.notify calls made through this instance (a wake-up counter, not shared). */
@@ -324,10 +430,10 @@ export class SpscChannel {
   /** Register as waiting for data; null when there is no need to park. */
   private armDataWait(): number | null {
     const h = this.h;
-    const epoch = Atomics.load(h, H_DATA_EPOCH);
-    Atomics.store(h, H_DATA_WAITING, 1);
-    if (Atomics.load(h, H_TAIL) !== h[H_HEAD] || Atomics.load(h, H_CLOSED) !== 0) {
-      Atomics.store(h, H_DATA_WAITING, 0);
+    const epoch = Atomics.load(h, this.b + H_DATA_EPOCH);
+    Atomics.store(h, this.b + H_DATA_WAITING, 1);
+    if (Atomics.load(h, this.b + H_TAIL) !== h[this.b + H_HEAD] || Atomics.load(h, this.b + H_CLOSED) !== 0) {
+      Atomics.store(h, this.b + H_DATA_WAITING, 0);
       return null;
     }
     return epoch;
@@ -336,10 +442,10 @@ export class SpscChannel {
   /** Register as waiting for space; null when there is no need to park. */
   private armSpaceWait(): number | null {
     const h = this.h;
-    const epoch = Atomics.load(h, H_SPACE_EPOCH);
-    Atomics.store(h, H_SPACE_WAITING, 1);
-    if (this.free > 0 || Atomics.load(h, H_CANCELLED) !== 0) {
-      Atomics.store(h, H_SPACE_WAITING, 0);
+    const epoch = Atomics.load(h, this.b + H_SPACE_EPOCH);
+    Atomics.store(h, this.b + H_SPACE_WAITING, 1);
+    if (this.free > 0 || Atomics.load(h, this.b + H_CANCELLED) !== 0) {
+      Atomics.store(h, this.b + H_SPACE_WAITING, 0);
       return null;
     }
     return epoch;
@@ -356,9 +462,9 @@ export class SpscChannel {
 
   private wake(waitingWord: number, epochWord: number): void {
     const h = this.h;
-    Atomics.store(h, waitingWord, 0);
-    Atomics.add(h, epochWord, 1);
-    Atomics.notify(h, epochWord);
+    Atomics.store(h, this.b + waitingWord, 0);
+    Atomics.add(h, this.b + epochWord, 1);
+    Atomics.notify(h, this.b + epochWord);
     this.wakeCount++;
   }
 }

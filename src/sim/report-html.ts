@@ -1,13 +1,19 @@
 /**
  * The HTML report of a simulate run: one self-contained file (inline CSS and
  * SVG drawn here, no scripts, no external resources). Per scenario: the
- * headline table, latency CDFs per variant (healthy and slow watchers),
- * resync and recovery time against read rate and write rate, the
+ * headline table, latency tails per variant (healthy and slow watchers:
+ * the share of deliveries slower than x, log-log, so the tail that decides
+ * p99 and max is visible instead of a CDF flat at 1 past the first bucket),
+ * resync and recovery time against read rate (and write rate when the
+ * scenario varies it; the report-level chart compares scenarios), the
  * passes-until-served histograms (all newly unsynced watchers, and those
  * that stalled next to long-standing laggards), the main-thread catch-up
- * share, and the unsynced population over time.
+ * share, and the unsynced population over time. The page opens with the
+ * verdict table (report-verdict.ts): which variant wins each KEP measurement
+ * in each scenario, by what ratio, and beta against alpha.
  */
 import { headline, type ScenarioRun, type SimReport } from './report.js';
+import { simVerdicts, verdictCells, verdictHeaders, verdictKeys } from './report-verdict.js';
 import type { SimResult } from './result.js';
 import { PALETTE, barChart, escapeXml, fmt, lineChart, type Series } from './svg.js';
 
@@ -26,10 +32,76 @@ export function renderHtml(report: SimReport): string {
   const parts: string[] = [];
   parts.push(`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>watchcache simulate</title><style>${CSS}</style></head><body>`);
   parts.push(`<h1>watchcache simulate: KEP-6268 measurements</h1>`);
-  parts.push(`<p class="small">Command: <code>${escapeXml(report.command)}</code>${report.sweep === null ? '' : ` · sweep ${escapeXml(report.sweep.param)} = ${escapeXml(report.sweep.values.join(', '))}`}. The real engine (MemoryStore + WatchCache) runs under virtual time; latencies are virtual receipt time minus write time. Main-thread share: modelled pass time / virtual time, and measured catch-up ms / wall time of the run.</p>`);
+  parts.push(`<p class="small">Command: <code>${escapeXml(report.command)}</code>${report.sweep === null ? '' : ` · sweep ${escapeXml(report.sweep.param)} = ${escapeXml(report.sweep.values.join(', '))}`}. The real engine (MemoryStore + WatchCache) runs under virtual time; latencies are virtual receipt time minus write time. Only sync passes have a modelled cost (alpha charges it to the main thread, beta to its worker); the live path's own cost is not modelled, so a healthy watcher's latency shows only the waits that passes and off mode's blocking put in front of it. Main-thread share: modelled pass time / virtual time, and measured catch-up ms / wall time of the run.</p>`);
+  parts.push(verdictTable(report));
+  const across = writeRateAcrossScenarios(report);
+  if (across !== '') parts.push(`<div class="charts">${across}</div>`);
   for (const run of report.runs) parts.push(renderScenario(run));
   parts.push('</body></html>');
   return parts.join('\n');
+}
+
+function verdictTable(report: SimReport): string {
+  const vs = simVerdicts(report);
+  if (vs.length === 0) return '';
+  const keys = verdictKeys(vs);
+  const head = verdictHeaders(keys);
+  const rows = vs.map((v) => verdictCells(v, keys));
+  return `<h2>Verdict: which variant wins each KEP measurement, per scenario (this run)</h2><table><tr>${head.map((x) => `<th>${escapeXml(x)}</th>`).join('')}</tr>${rows.map((r) => `<tr>${r.map((x) => `<td>${escapeXml(x)}</td>`).join('')}</tr>`).join('')}</table>`;
+}
+
+/** Mode (or variant label) -> the color its series uses in every chart of the page. */
+function labelColors(report: SimReport): Map<string, string> {
+  const m = new Map<string, string>();
+  for (const run of report.runs) run.results.forEach((r, i) => m.has(r.variant.label) || m.set(r.variant.label, color(i)));
+  return m;
+}
+
+/**
+ * Resync and recovery time against the write rate across the scenarios of
+ * the run: a scenario writes at one rate, so the per-scenario chart has one
+ * x value; across scenarios the rates differ. One point per (scenario,
+ * variant): the p50 of its episodes at that write rate.
+ */
+function writeRateAcrossScenarios(report: SimReport): string {
+  const colors = labelColors(report);
+  const charts: string[] = [];
+  for (const field of ['resyncMs', 'recoveryMs'] as const) {
+    const byLabel = new Map<string, [number, number][]>();
+    const rates = new Set<number>();
+    for (const run of report.runs) {
+      for (const r of run.results) {
+        const byRate = new Map<number, number[]>();
+        for (const e of r.episodes.records) {
+          const y = e[field];
+          if (y === null) continue;
+          let l = byRate.get(e.writeRate);
+          if (l === undefined) byRate.set(e.writeRate, (l = []));
+          l.push(y);
+        }
+        for (const [rate, ys] of byRate) {
+          ys.sort((a, b) => a - b);
+          const p50 = ys[Math.min(ys.length - 1, Math.ceil(ys.length / 2) - 1)]!;
+          rates.add(rate);
+          let pts = byLabel.get(r.variant.label);
+          if (pts === undefined) byLabel.set(r.variant.label, (pts = []));
+          pts.push([rate, Math.max(p50, 1) / 1000]);
+        }
+      }
+    }
+    if (rates.size < 2) continue;
+    const series: Series[] = [...byLabel].map(([label, pts]) => ({ name: label, color: colors.get(label) ?? color(0), points: pts.sort((a, b) => a[0] - b[0]), kind: 'scatter', marker: label.startsWith('off') ? 'square' : 'circle' }));
+    charts.push(
+      lineChart({
+        title: `${field === 'resyncMs' ? 'Resync' : 'Recovery'} time vs write rate, every scenario of this run`,
+        note: 'one point per scenario and variant: the p50 of its stall episodes',
+        x: { label: 'write rate at stall end (events/s)', log: true },
+        y: { label: 'seconds (log)', log: true },
+        series,
+      }),
+    );
+  }
+  return charts.join('');
 }
 
 function color(i: number): string {
@@ -43,12 +115,15 @@ function renderScenario(run: ScenarioRun): string {
   out.push(`<p class="small">${run.durationS} s of writes (${escapeXml(run.writeRates)}) + ${run.drainS} s drain, seed ${run.seed}. Watchers: ${escapeXml(run.watchers.map((w) => `${w.count} ${w.name} (${w.selector}, read ${w.readRate}/s${w.episodes > 0 ? `, ${w.episodes} episode${w.episodes > 1 ? 's' : ''}` : ''})`).join('; '))}.</p>`);
   out.push(table(run.results));
   const charts: string[] = [];
-  charts.push(cdfChart(run.results, 'healthy', 'Delivery latency CDF: healthy watchers'));
-  charts.push(cdfChart(run.results, 'slow', 'Delivery latency CDF: slow / stalled watchers'));
+  charts.push(tailChart(run.results, 'healthy', 'Delivery latency tail: healthy watchers'));
+  charts.push(tailChart(run.results, 'slow', 'Delivery latency tail: slow / stalled watchers'));
   charts.push(episodeChart(run.results, 'resyncMs', 'readRate', 'Resync time vs read rate (stall end → synced)'));
   charts.push(episodeChart(run.results, 'recoveryMs', 'readRate', 'Recovery time vs read rate (stall end → backlog drained)'));
-  charts.push(episodeChart(run.results, 'resyncMs', 'writeRate', 'Resync time vs write rate'));
-  charts.push(episodeChart(run.results, 'recoveryMs', 'writeRate', 'Recovery time vs write rate'));
+  // Against the write rate only when this scenario's episodes saw more than one (else: the report-level chart).
+  if (distinctWriteRates(run.results) >= 2) {
+    charts.push(episodeChart(run.results, 'resyncMs', 'writeRate', 'Resync time vs write rate'));
+    charts.push(episodeChart(run.results, 'recoveryMs', 'writeRate', 'Recovery time vs write rate'));
+  }
   charts.push(passesChart(run.results, 'firstService', 'Passes with room until first served'));
   charts.push(passesChart(run.results, 'firstServiceNextToLaggards', 'Passes until first served: stalled next to laggards'));
   charts.push(shareChart(run.results));
@@ -85,19 +160,40 @@ function table(results: SimResult[]): string {
   return `<table><tr>${head.map((x) => `<th>${escapeXml(x)}</th>`).join('')}</tr>${rows.map((r) => `<tr>${r.map((x) => `<td>${escapeXml(x)}</td>`).join('')}</tr>`).join('')}</table>`;
 }
 
-function cdfChart(results: SimResult[], cls: 'healthy' | 'slow', title: string): string {
+function distinctWriteRates(results: SimResult[]): number {
+  return new Set(results.flatMap((r) => r.episodes.records.map((e) => e.writeRate))).size;
+}
+
+/** Lowest latency drawn on the log x axis (ms); virtual time gives exact zeros. */
+const TAIL_FLOOR_MS = 0.001;
+
+/**
+ * The complementary CDF: share of deliveries slower than x, both axes log.
+ * A CDF of virtual-time latencies is flat at 1 right after its first bucket
+ * (most deliveries wait 0 virtual ms); the tail is where the variants differ.
+ */
+function tailChart(results: SimResult[], cls: 'healthy' | 'slow', title: string): string {
   const series: Series[] = [];
-  let zeroOnly = 0;
+  let minShare = 1;
+  let zeros = false;
   results.forEach((r, i) => {
     const cdf = r.latency[cls].cdf;
     if (cdf.length === 0) return;
-    const pts: [number, number][] = [[Math.max(0.001, cdf[0]![0]), 0]];
-    for (const [x, f] of cdf) pts.push([Math.max(0.001, x), f]);
-    if (cdf.every(([x]) => x < 0.001)) zeroOnly++;
+    const pts: [number, number][] = [];
+    let above = 1; // share of deliveries slower than the previous x
+    for (const [x, f] of cdf) {
+      const X = Math.max(TAIL_FLOOR_MS, x);
+      if (x < TAIL_FLOOR_MS) zeros = true;
+      pts.push([X, above]);
+      above = 1 - f;
+      if (above <= 1e-12) break;
+      pts.push([X, above]);
+      if (above < minShare) minShare = above;
+    }
     series.push({ name: r.variant.label, color: color(i), points: pts, kind: 'step' });
   });
-  const note = zeroOnly > 0 ? `values below 1 µs (virtual time: no wait at all) are drawn at 1 µs` : 'x: ms (log)';
-  return lineChart({ title, note, x: { label: 'delivery latency (ms, log)', log: true }, y: { label: 'fraction of deliveries ≤ x', min: 0, max: 1 }, series });
+  const note = `y: share of deliveries slower than x${zeros ? `; latencies of 0 virtual ms are drawn at ${TAIL_FLOOR_MS} ms` : ''}`;
+  return lineChart({ title, note, x: { label: 'delivery latency (ms, log)', log: true }, y: { label: 'share slower than x (log)', log: true, min: Math.min(0.1, minShare), max: 1 }, series });
 }
 
 function episodeChart(results: SimResult[], field: 'resyncMs' | 'recoveryMs', against: 'readRate' | 'writeRate', title: string): string {

@@ -1,10 +1,24 @@
 /**
- * The terminal table of a simulate run: one block per scenario, one row per
- * variant, the KEP's four measurements plus force-closes, 410s, re-lists,
- * throughput and main-thread catch-up share.
+ * The terminal table of a simulate run: the verdict first (which variant
+ * wins each KEP measurement per scenario, report-verdict.ts), then one block
+ * per scenario, one row per variant, the KEP's four measurements plus
+ * force-closes, 410s, re-lists, throughput and main-thread catch-up share.
  */
 import { fmt } from './svg.js';
 import { headline, type SimReport } from './report.js';
+import { simVerdicts, verdictCells, verdictHeaders, verdictKeys } from './report-verdict.js';
+
+/** The verdict rows as aligned text. */
+export function renderVerdict(report: SimReport): string {
+  const vs = simVerdicts(report);
+  if (vs.length === 0) return '';
+  const keys = verdictKeys(vs);
+  const rows = [verdictHeaders(keys), ...vs.map((v) => verdictCells(v, keys))];
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
+  const lines = ['verdict: which variant wins each KEP measurement, per scenario (this run)'];
+  for (const r of rows) lines.push(r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd());
+  return lines.join('\n') + '\n';
+}
 
 const COLUMNS: [string, number][] = [
   ['variant', 30],
@@ -35,6 +49,8 @@ export function renderTable(report: SimReport): string {
   const lines: string[] = [];
   const labelWidth = Math.max(COLUMNS[0]![1], ...report.runs.flatMap((r) => r.results.map((x) => x.variant.label.length + 1)));
   const widths = COLUMNS.map(([, w], i) => (i === 0 ? labelWidth : w));
+  const verdict = renderVerdict(report);
+  if (verdict !== '') lines.push(verdict.trimEnd());
   for (const run of report.runs) {
     lines.push('');
     lines.push(`${run.name}  (${run.durationS} s + ${run.drainS} s drain; writes ${run.writeRates}; ${run.watchers.map((w) => `${w.count} ${w.name}`).join(', ')})`);

@@ -103,8 +103,8 @@ export async function simulate(scenario: Scenario, variant: Variant, options: Si
     clock,
     spend: (ms) => driver.spend(ms),
     cost: scenario.cost,
-    intervalOpenCost: resolvePassOptions(pass).intervalOpenCost,
-    maxWatchers: resolvePassOptions(pass).maxWatchers,
+    intervalOpenCost: resolvePassOptions(pass, variant.mode).intervalOpenCost,
+    maxWatchers: resolvePassOptions(pass, variant.mode).maxWatchers,
     clients,
     laggardAgeMs: 1000,
   });

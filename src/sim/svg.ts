@@ -92,7 +92,12 @@ function scale(axis: Axis, values: number[], from: number, to: number): Scale {
     for (let e = l0; e <= l1; e++) f.ticks.push(10 ** e);
     return f;
   }
-  if (hi === lo) hi = lo + 1;
+  // One distinct value: widen around it so the ticks differ (not five ticks of the same label).
+  if (hi === lo) {
+    const pad = lo === 0 ? 1 : Math.abs(lo) * 0.1;
+    lo -= pad;
+    hi += pad;
+  }
   const step = niceStep((hi - lo) / 5);
   const t0 = Math.floor(lo / step) * step;
   const t1 = Math.ceil(hi / step) * step;

@@ -24,6 +24,13 @@ export interface PassRunner {
   observeDuration(seconds: number): void;
   /** Optional: a pass ended (after its retry rounds) with its stats and the work time of its synchronous part. */
   passEnded?(stats: PassStats, workMs: number): void;
+  /**
+   * True when something calls onRoom() as soon as a consumer makes room in
+   * any member's channel (beta's worker thread: ControlBlock.signalRoom).
+   * Then a pass that found every member's channel full and served nobody
+   * waits the idle period: nothing can move until a consumer reads.
+   */
+  readonly signalsRoom?: boolean;
 }
 
 export class PassScheduler {
@@ -67,8 +74,19 @@ export class PassScheduler {
     this.arm();
   }
 
+  /** The last pass ended idle because every member's channel was full (the worker may park for room). */
+  allFull = false;
+
+  /** The next pass is due in this many ms (0: now or running; Infinity: none scheduled). */
+  get msUntilNextPass(): number {
+    if (this.running) return 0;
+    if (this.timer === undefined) return Infinity;
+    return Math.max(0, this.timerAt - this.clock.now());
+  }
+
   /** A consumer made room in an unsynced watcher's channel: do not leave it waiting an idle period. */
   onRoom(): void {
+    this.allFull = false;
     if (this.stopped || this.periodKind !== 'idle') return;
     this.periodKind = 'normal';
     this.period = this.options.normalPeriodMs;
@@ -107,6 +125,7 @@ export class PassScheduler {
     let ended: PassStats | undefined;
     this.runner.runPass((stats) => {
       this.running = false;
+      this.allFull = false;
       if (work >= 0) this.runner.passEnded?.(stats, work);
       else ended = stats;
       const ms = syncMs >= 0 ? syncMs : this.clock.now() - t0;
@@ -115,10 +134,12 @@ export class PassScheduler {
         const scaled = (ms * (1 - o.busyShare)) / o.busyShare;
         this.periodKind = 'busy';
         this.period = Math.min(o.busyMaxMs, Math.max(o.busyMinMs, scaled));
-      } else if (stats.served === 0 && stats.expired === 0 && stats.fullSkipped === 0) {
-        // Idle only when nobody is waiting: a watcher skipped for a full channel may be draining it.
+      } else if (stats.served === 0 && stats.expired === 0 && (stats.fullSkipped === 0 || this.runner.signalsRoom === true)) {
+        // Idle only when nobody is waiting: a watcher skipped for a full channel may be draining it,
+        // unless a room signal brings the period back to normal as soon as one does (onRoom).
         this.periodKind = 'idle';
         this.period = this.options.idlePeriodMs;
+        this.allFull = stats.fullSkipped > 0;
       } else {
         this.periodKind = 'normal';
         this.period = this.options.normalPeriodMs;

@@ -8,11 +8,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Mode } from '../../src/index.js';
 import { parseBenchArgs } from '../../native-bench/bench-args.js';
+import { runCatchupOnce } from '../../native-bench/catchup/catchup-bench.js';
+import { measurePushBound } from '../../native-bench/catchup/push-bound.js';
 import { runKepOnce } from '../../native-bench/kep-bench.js';
-import type { BenchReport, KepRow } from '../../native-bench/lib/types.js';
+import type { BenchReport, CatchupRow, KepRow } from '../../native-bench/lib/types.js';
 import { renderHtml } from '../../native-bench/report/html.js';
 import { computeRatios } from '../../native-bench/report/ratios.js';
 import { sections } from '../../native-bench/report/tables.js';
+import { verdicts } from '../../native-bench/report/verdict.js';
 
 /** Every number anywhere in `value` is finite; returns how many numbers it saw. */
 function assertFiniteNumbers(value: unknown, path = 'row'): number {
@@ -36,7 +39,7 @@ for (const mode of ['off', 'alpha', 'beta'] as Mode[]) {
     for (const key of ['latency', 'latencyStall', 'latencyResume', 'writerLag'] as const) {
       for (const f of ['count', 'meanUs', 'p50Us', 'p90Us', 'p99Us', 'p999Us', 'maxUs'] as const) assert.equal(typeof row[key][f], 'number', `${key}.${f}`);
     }
-    for (const f of ['eventsWritten', 'eventsPerSecIn', 'pushes', 'pushesPerSecOut', 'forceCloses', 'healthyEnded', 'expired410', 'reconnects', 'encodingsPerEvent', 'msgpackPerEvent', 'passes', 'passWorkMs', 'catchupShare', 'workerShare', 'scanned', 'scanRatePerS', 'elu', 'cpuMs'] as const) {
+    for (const f of ['eventsWritten', 'eventsPerSecIn', 'pushes', 'pushesPerSecOut', 'forceCloses', 'healthyEnded', 'expired410', 'reconnects', 'encodingsPerEvent', 'msgpackPerEvent', 'passes', 'passWorkMs', 'catchupShare', 'workerShare', 'workerBusyStall', 'scanned', 'scanRatePerS', 'elu', 'cpuMs'] as const) {
       assert.equal(typeof row[f], 'number', f);
     }
     for (const f of ['slow', 'resynced', 'p50Ms', 'p99Ms', 'maxMs'] as const) assert.equal(typeof row.resync[f], 'number', `resync.${f}`);
@@ -46,11 +49,36 @@ for (const mode of ['off', 'alpha', 'beta'] as Mode[]) {
   });
 }
 
+const catchupRows: CatchupRow[] = [];
+
+for (const mode of ['alpha', 'beta'] as Mode[]) {
+  test(`catchup suite smoke (${mode}): W watchers 500 events behind resync; structure and finite numbers`, { timeout: 60_000 }, async () => {
+    const row = await runCatchupOnce({ mode, watchers: 3, historyEvents: 500, rate: 200, baselineS: 0.3, maxS: 20, channelCapacity: 10, pods: 50 });
+    catchupRows.push(row);
+    assert.equal(row.mode, mode);
+    assert.equal(row.watchers, 3);
+    assert.equal(row.historyEvents, 500, 'they open exactly 500 events behind');
+    assert.equal(row.timedOut, false);
+    assert.equal(row.resynced, 3, 'every catch-up watcher resynced');
+    assert.equal(row.expired410, 0);
+    assert.ok(row.delivered >= 3 * 500, `each received at least the 500 events behind (${row.delivered})`);
+    assert.ok(row.allResyncedMs > 0);
+    assert.ok(row.pushBoundPerS > 0);
+    assert.ok(row.healthyBaseline.count > 0 && row.healthyDuring.count > 0, 'the healthy watcher was measured in both windows');
+    assert.ok(assertFiniteNumbers(row) > 30);
+  });
+}
+
+test('push bound: one thread pushes references into W rings', () => {
+  assert.ok(measurePushBound(10, 20) > 0);
+});
+
 test('report: JSON, ratios, tables and HTML from KEP rows', () => {
   assert.ok(rows.length > 0);
   const report: BenchReport = {
     meta: { node: process.version, date: new Date().toISOString(), cpus: 2, cpuModel: 'test', memGiB: 1, loadStart: 0, loadEnd: 0, argv: [], quick: true, modes: ['off', 'alpha', 'beta'], notes: ['smoke'], wallS: 1 },
     kep: rows,
+    catchup: catchupRows,
     throughput: [],
     floor: [{ name: 'microtask hop: resolve a pending promise, await it', group: 'in-process delivery', unit: 'ns/op', mean: 100, p50: 90, p99: 200, opsPerSec: 1e7, samples: 10 }],
     peers: { naive: [], etcd: [], etcdSkipped: '', http: [], httpSkipped: '' },
@@ -58,10 +86,26 @@ test('report: JSON, ratios, tables and HTML from KEP rows', () => {
   };
   report.ratios = computeRatios(report);
   const parsed = JSON.parse(JSON.stringify(report)) as BenchReport;
-  assert.deepEqual(Object.keys(parsed).sort(), ['floor', 'kep', 'meta', 'peers', 'ratios', 'throughput']);
+  assert.deepEqual(Object.keys(parsed).sort(), ['catchup', 'floor', 'kep', 'meta', 'peers', 'ratios', 'throughput']);
   assertFiniteNumbers(parsed.kep);
   assertFiniteNumbers(parsed.ratios);
-  assert.ok(sections(report).length >= 2);
+  assertFiniteNumbers(parsed.catchup);
+  assert.ok(sections(report).length >= 3);
+  assert.ok(sections(report).some(([title]) => title.startsWith('Catch-up')), 'the catch-up table is in the report');
+  // The verdict opens the report: one row per KEP measurement and condition, with a winner from this run.
+  assert.match(sections(report)[0]![0], /^Verdict/);
+  const v = verdicts(report);
+  const latency = v.find((x) => x.measurement.startsWith('1.') && x.condition === '20 stalled');
+  assert.ok(latency !== undefined, 'measurement 1 at N = 20');
+  const best = Math.min(...rows.map((r) => r.latencyStall.p99Us));
+  const winner = rows.find((r) => r.latencyStall.p99Us === best)!.mode;
+  assert.ok(latency.winner.split(' = ').includes(winner), `the winner is the lowest p99 (${winner}), got ${latency.winner}`);
+  assert.ok(v.some((x) => x.measurement.startsWith('2.')));
+  assert.ok(v.some((x) => x.measurement.startsWith('3. catch-up')), 'the catch-up suite has its measurement 3 row');
+  const resync = v.find((x) => x.measurement.startsWith('3. time') && x.condition === '20 stalled');
+  assert.match(resync?.figures.off ?? '', /^none/, 'off resyncs nobody: a reconnect is not a resync');
+  const page = renderHtml(report);
+  assert.ok(page.indexOf('<h2>Verdict') > 0 && page.indexOf('<h2>Verdict') < page.indexOf('<div class="plots">'), 'the HTML opens with the verdict, before the plots');
   const html = renderHtml(report);
   assert.match(html, /^<!doctype html>/);
   assert.match(html, /<svg /);

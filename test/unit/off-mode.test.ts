@@ -13,7 +13,7 @@ import { CacheMetrics } from '../../src/metrics/cache-metrics.js';
 import { Selection } from '../../src/selection/selection.js';
 import { Watcher, asWatcher } from '../../src/watch/watcher.js';
 import { WatchEvent } from '../../src/wire/watch-event.js';
-import { FakeOwner, PausableStore, Reader, VirtualClock, flush, objectRVs, pod, setup } from './support/harness.js';
+import { FakeOwner, PausableStore, Reader, VirtualClock, flush, objectRVs, pod, settle, setup } from './support/harness.js';
 
 describe('DispatchBudget (cacher/time_budget.go)', () => {
   test('starts empty and accrues 50 ms per second, capped at 100 ms', async () => {
@@ -283,4 +283,61 @@ describe('off mode through the cache', () => {
     assert.equal(cache.historyBounds().listRV, 3);
     await cache.stop();
   });
+});
+
+/**
+ * Issue 13, deliverable 7 (a faithful off): in Kubernetes the dispatcher takes
+ * the events queued behind a wait one at a time while every watcher goroutine
+ * drains its own channel concurrently, so a watcher that reads promptly never
+ * finds its channel full; only the slow ones are closed. Here a consumer loop
+ * that reads everything it is given (yielding to the event loop every 32
+ * events, as a socket writer would) runs next to N watchers that never read,
+ * with three writes per virtual millisecond, so the backlog behind the 100 ms
+ * wait is about three channels long.
+ */
+describe('off mode is faithful: only the slow watchers are closed', () => {
+  async function promptReader(w: Watcher, rvs: number[]): Promise<void> {
+    let sinceYield = 0;
+    for (;;) {
+      const r = await w.next();
+      if (r.done) return;
+      if (r.value.type !== 'ERROR') rvs.push(r.value.rv);
+      if (++sinceYield >= 32) {
+        sinceYield = 0;
+        await settle();
+      }
+    }
+  }
+
+  for (const stalledCount of [1, 1000]) {
+    test(`${stalledCount} stalled: the promptly reading watcher is never force-closed and misses nothing`, async () => {
+      const { cache, store, clock } = await setup({ mode: 'off' });
+      await clock.advance(3000); // the budget accrues to its 100 ms cap
+      const first = await store.create(pod('subject'));
+      await flush();
+      const from = String(first.metadata.resourceVersion);
+      const stalled: Watcher[] = [];
+      for (let i = 0; i < stalledCount; i++) stalled.push(asWatcher(cache.watch({ resourceVersion: from, channelCapacity: 100 })));
+      const healthy = asWatcher(cache.watch({ resourceVersion: from, channelCapacity: 100 }));
+      const rvs: number[] = [];
+      const loop = promptReader(healthy, rvs);
+      let cur = first;
+      for (let ms = 0; ms < 600; ms++) {
+        for (let k = 0; k < 3; k++) cur = await store.update({ ...cur, spec: { ms, k } });
+        await clock.advance(1);
+      }
+      await clock.advance(500); // every wait has ended and the backlog is dispatched
+      await flush();
+      assert.equal(healthy.stopped, false, `the healthy watcher was ended (${healthy.reason ?? ''})`);
+      const last = store.resourceVersion;
+      const expected: number[] = [];
+      for (let rv = Number(from) + 1; rv <= last; rv++) expected.push(rv);
+      assert.deepEqual(rvs, expected, 'every event, in order, once');
+      assert.ok(stalled.every((w) => w.stopped && w.reason === 'unresponsive'), 'every stalled watcher is force-closed');
+      assert.equal(await cache.metricValue('apiserver_terminated_watchers_total', { reason: 'unresponsive' }), stalledCount, 'only the stalled ones');
+      healthy.stop();
+      await loop;
+      await cache.stop();
+    });
+  }
 });

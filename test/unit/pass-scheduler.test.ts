@@ -67,7 +67,7 @@ const stats = (over: Partial<PassStats> = {}): PassStats => ({
   ...over,
 });
 
-function rig(next: () => { stats: PassStats; takesMs?: number; deferDone?: boolean }) {
+function rig(next: () => { stats: PassStats; takesMs?: number; deferDone?: boolean }, signalsRoom = false) {
   const clock = new ManualClock();
   const passesAt: number[] = [];
   const durations: number[] = [];
@@ -83,6 +83,7 @@ function rig(next: () => { stats: PassStats; takesMs?: number; deferDone?: boole
       else done(r.stats);
     },
     observeDuration: (sec) => durations.push(sec),
+    signalsRoom,
   });
   return {
     clock,
@@ -124,6 +125,28 @@ describe('PassScheduler periods', () => {
     assert.deepEqual(passesAt, [0]);
     clock.advance(1);
     assert.deepEqual(passesAt, [0, 100]);
+  });
+
+  test('every channel full, nobody served: normal without a room signal (a consumer may be draining), idle with one until onRoom', () => {
+    const allFull = () => ({ stats: stats({ served: 0, expired: 0, pushes: 0, fullSkipped: 10_000 }) });
+    const plain = rig(allFull);
+    plain.s.onStall();
+    plain.clock.advance(0);
+    assert.equal(plain.s.periodKind, 'normal');
+    assert.equal(plain.s.allFull, false);
+    const signalled = rig(allFull, true);
+    signalled.s.onStall();
+    signalled.clock.advance(0);
+    assert.equal(signalled.s.periodKind, 'idle', 'issue 13 deliverable 6: nothing can move until a consumer reads');
+    assert.equal(signalled.s.allFull, true);
+    assert.equal(signalled.s.msUntilNextPass, 100);
+    signalled.clock.advance(99);
+    assert.deepEqual(signalled.passesAt, [0], 'no pass every 10 ms over channels that are all full');
+    signalled.s.onRoom(); // a consumer took an event out of one
+    assert.equal(signalled.s.periodKind, 'normal');
+    assert.equal(signalled.s.allFull, false);
+    signalled.clock.advance(0);
+    assert.deepEqual(signalled.passesAt, [0, 99], 'the next pass comes at once (normal period elapsed)');
   });
 
   test('a pass that only expired watchers is not idle', () => {

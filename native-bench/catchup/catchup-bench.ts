@@ -1,0 +1,199 @@
+/**
+ * The `catchup` suite (issue 13, deliverable 4): W watchers open at once at
+ * an RV 50,000 events behind (2 KiB pods, all still in the history), while a
+ * writer runs at 1,000 events/s and one healthy watcher reads the live
+ * stream. Per (mode, W), in a fresh child process, it reports:
+ *  - the time until every catch-up watcher resynced (or how many did within
+ *    the bound), and the 410s;
+ *  - the events delivered to the catch-up watchers per second, and for beta
+ *    the sync worker's pushes per second next to the one-thread bound
+ *    (push-bound.ts, measured in the same process);
+ *  - the healthy watcher's p99 during the catch-up against its p99 in a
+ *    baseline window right before, with the same writer and no catch-up.
+ *
+ *   node dist/native-bench/catchup/catchup-bench.js [--modes alpha,beta] [--catchup-watchers 1,100,1000]
+ */
+import { MemoryStore, WatchCache, type KubeObject, type Mode } from '../../src/index.js';
+import { HealthyClient, KepContext } from '../kep/clients.js';
+import { FixedRateWriter, SendTimes } from '../kep/writer.js';
+import { finite, percentile } from '../lib/hist.js';
+import { isMain, runIsolated, serveChild } from '../lib/isolate.js';
+import { selfCpuMs } from '../lib/memory.js';
+import { modeLabel } from '../lib/modes.js';
+import { makePod, podBytes } from '../lib/pod.js';
+import type { CatchupRow } from '../lib/types.js';
+import { CatchupClient } from './catchup-client.js';
+import { measurePushBound } from './push-bound.js';
+
+export interface CatchupConfig {
+  mode: Mode;
+  /** Catch-up watchers opened at once. */
+  watchers: number;
+  /** How far behind they open, in events (all of them in the history). */
+  historyEvents: number;
+  /** Writer rate during the baseline and the catch-up, events/s. */
+  rate: number;
+  /** Healthy-only window before the catch-up (the "without catch-up" latency), seconds. */
+  baselineS: number;
+  /** Bound on the catch-up window, seconds. */
+  maxS: number;
+  channelCapacity: number;
+  pods: number;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const immediate = (): Promise<void> => new Promise((r) => setImmediate(r));
+
+function counter(cache: WatchCache, name: string, labels: Record<string, string> = {}): Promise<number> {
+  return cache.metricValue(name, labels);
+}
+
+async function expiredCount(cache: WatchCache): Promise<number> {
+  return (
+    (await counter(cache, 'apiserver_terminated_watchers_total', { reason: 'resource_expired' })) +
+    (await counter(cache, 'apiserver_terminated_watchers_total', { reason: 'resource_expired_initial' }))
+  );
+}
+
+/** One run, in this process. */
+export async function runCatchupOnce(c: CatchupConfig): Promise<CatchupRow> {
+  const keepAlive = setInterval(() => {}, 1000); // engine timers are unref'd
+  const store = new MemoryStore();
+  const cache = new WatchCache({ store, mode: c.mode, channelCapacity: c.channelCapacity });
+  await cache.start();
+  const pods: KubeObject[] = [];
+  for (let i = 0; i < c.pods; i++) pods.push(await store.create(makePod(i)));
+  const sendTimes = new SendTimes();
+  const ctx = new KepContext(cache, c.channelCapacity, 'stalled', 0);
+  const healthy = new HealthyClient(ctx, sendTimes);
+  const healthyLoop = healthy.run();
+  const writer = new FixedRateWriter({ store, pods, rate: c.rate, sendTimes });
+
+  // The history the catch-up watchers start behind: written as fast as the engine takes it.
+  const fill0 = performance.now();
+  for (let n = 0; n < c.historyEvents; n += 50) {
+    writer.burst(Math.min(50, c.historyEvents - n));
+    await immediate();
+  }
+  const prefillS = (performance.now() - fill0) / 1000;
+  const pushBoundPerS = measurePushBound(c.watchers);
+
+  // Baseline: the writer and the healthy watcher only.
+  ctx.phase = 'stall';
+  writer.start();
+  await sleep(c.baselineS * 1000);
+
+  const bounds = cache.historyBounds();
+  const rvAtOpen = cache.resourceVersion;
+  const fromRV = Math.max((bounds.oldest ?? 1) - 1, rvAtOpen - c.historyEvents);
+  const deferred0 = await counter(cache, 'apiserver_watch_cache_watcher_deferred_events_total');
+  const expired0 = await expiredCount(cache);
+  const cpu0 = selfCpuMs();
+  const elu0 = performance.eventLoopUtilization();
+  const lagBefore = writer.lag.summary();
+  ctx.resume(); // healthy events from here on are "during the catch-up"
+  const openedAt = performance.now();
+  const clients: CatchupClient[] = [];
+  for (let i = 0; i < c.watchers; i++) clients.push(new CatchupClient(cache, fromRV, rvAtOpen, openedAt, c.channelCapacity));
+  const loops = clients.map((cl) => cl.run());
+  const all = Promise.all(loops);
+  let timedOut = false;
+  await Promise.race([all, sleep(c.maxS * 1000).then(() => (timedOut = true))]);
+  const windowMs = performance.now() - openedAt;
+  const cpuMs = selfCpuMs() - cpu0;
+  const elu = performance.eventLoopUtilization(elu0).utilization;
+  const workerPushes = (await counter(cache, 'apiserver_watch_cache_watcher_deferred_events_total')) - deferred0;
+  const expired410 = (await expiredCount(cache)) - expired0;
+  writer.stop();
+
+  const resyncs = clients.filter((cl) => cl.resyncMs >= 0).map((cl) => cl.resyncMs);
+  const delivered = clients.reduce((a, cl) => a + cl.received, 0);
+  ctx.stop();
+  healthy.w.stop();
+  for (const cl of clients) cl.stop();
+  await cache.stop();
+  await Promise.race([Promise.all([healthyLoop, all]), sleep(2000)]);
+  clearInterval(keepAlive);
+
+  const baseline = healthy.stall.summary();
+  const during = healthy.resume.summary();
+  const windowS = windowMs / 1000;
+  const everyResynced = resyncs.length === c.watchers;
+  return {
+    mode: c.mode,
+    modeLabel: modeLabel(c.mode),
+    watchers: c.watchers,
+    historyEvents: rvAtOpen - fromRV,
+    podBytes: podBytes(pods[0]!),
+    rate: c.rate,
+    prefillS,
+    maxS: c.maxS,
+    timedOut,
+    windowS,
+    resynced: resyncs.length,
+    expired410,
+    clientsExpired: clients.filter((cl) => cl.expired).length,
+    allResyncedMs: everyResynced ? percentile(resyncs, 100) : 0,
+    resyncP50Ms: percentile(resyncs, 50),
+    resyncMaxMs: percentile(resyncs, 100),
+    delivered,
+    deliveriesPerS: delivered / windowS,
+    workerPushes,
+    workerPushesPerS: workerPushes / windowS,
+    pushBoundPerS,
+    workerShareOfBound: finite(workerPushes / windowS / pushBoundPerS),
+    healthyBaseline: baseline,
+    healthyDuring: during,
+    healthyP99Ratio: finite(during.p99Us / baseline.p99Us),
+    writerLagBaseline: lagBefore,
+    elu,
+    cpuMs,
+  };
+}
+
+export interface CatchupSweepOptions {
+  modes: Mode[];
+  watchers: number[];
+  historyEvents: number;
+  rate: number;
+  baselineS: number;
+  maxS: number;
+  channelCapacity: number;
+  log?: (line: string) => void;
+}
+
+/** Every (W, mode), each in its own child process. Off mode is not run: it has no catch-up path. */
+export async function runCatchupSweep(o: CatchupSweepOptions): Promise<CatchupRow[]> {
+  const rows: CatchupRow[] = [];
+  const url = new URL('./catchup-bench.js', import.meta.url);
+  for (const watchers of o.watchers) {
+    for (const mode of o.modes) {
+      if (mode === 'off') continue;
+      const config: CatchupConfig = {
+        mode,
+        watchers,
+        historyEvents: o.historyEvents,
+        rate: o.rate,
+        baselineS: o.baselineS,
+        maxS: o.maxS,
+        channelCapacity: o.channelCapacity,
+        pods: 1000,
+      };
+      o.log?.(`catchup: W=${watchers} mode=${mode} ...`);
+      try {
+        rows.push(await runIsolated<CatchupConfig, CatchupRow>(url, config, (o.maxS + o.baselineS) * 1000 + 180_000));
+      } catch (err) {
+        o.log?.(`catchup: W=${watchers} mode=${mode} failed: ${(err as Error).message}`);
+      }
+    }
+  }
+  return rows;
+}
+
+if (!serveChild<CatchupConfig, CatchupRow>(runCatchupOnce) && isMain(import.meta.url)) {
+  const { parseBenchArgs } = await import('../bench-args.js');
+  const { printCatchupTable } = await import('../report/tables.js');
+  const a = parseBenchArgs(process.argv.slice(2));
+  const rows = await runCatchupSweep({ ...a.catchup, log: (l) => console.error(l) });
+  printCatchupTable(rows);
+}

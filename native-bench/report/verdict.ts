@@ -1,0 +1,125 @@
+/**
+ * The verdict that opens the bench report (issue 13, deliverable 8): for each
+ * KEP-6268 measurement, at each condition this run measured, the figure of
+ * every mode, which mode wins, by what ratio (runner-up / winner for a figure
+ * where lower is better, winner / runner-up where higher is better), and beta
+ * against alpha. Everything comes from this run's rows; a measurement whose
+ * suite did not run is left out.
+ *
+ * The judging rule (winner, ratio, beta vs alpha) is the simulator's
+ * (src/sim/report-verdict.ts), so both reports read the same way.
+ *
+ * The KEP's four measurements ("How we measure success"), as this bench
+ * takes them:
+ *  1. healthy delivery latency with N stalled watchers: stall-phase p99;
+ *  2. serializations per event: JSON encodings per written event;
+ *  3. time to resync: the time until every slow watcher resynced (KEP suite,
+ *     after the resume; catchup suite, from the open), and how many did;
+ *  4. no starvation: the share of slow watchers resynced on their own stream
+ *     (a watcher never served never resyncs; the simulator measures passes
+ *     until served directly).
+ * Off resyncs nobody: a force-closed stream that reconnects and replays is a
+ * new watch, not a resync (KepRow.resync counts same-stream resyncs only).
+ */
+import type { Mode } from '../../src/index.js';
+import { judge, UNFINISHED, verdictCells as cells, verdictHeaders, type Figure, type Verdict } from '../../src/sim/report-verdict.js';
+import { fmt } from '../lib/table.js';
+import type { BenchReport, CatchupRow, KepRow, ThroughputRow } from '../lib/types.js';
+
+export type { Verdict };
+
+const MODES: Mode[] = ['off', 'alpha', 'beta'];
+
+const us = (v: number): string => (v >= 10_000 ? `${fmt(v / 1000)} ms` : `${fmt(v)} µs`);
+
+function kepVerdicts(rows: KepRow[], out: Verdict[]): void {
+  const stalled = rows.filter((r) => r.variant === 'stalled');
+  const counts = [...new Set(stalled.map((r) => r.slow))].sort((a, b) => a - b);
+  const at = (mode: Mode, n: number): KepRow | undefined => stalled.find((r) => r.mode === mode && r.slow === n);
+  for (const n of counts) {
+    const figs = MODES.flatMap((mode) => {
+      const r = at(mode, n);
+      if (r === undefined) return [];
+      const base = at(mode, 0);
+      const vsNone = n > 0 && base !== undefined && base.latencyStall.p99Us > 0 ? ` (${fmt(r.latencyStall.p99Us / base.latencyStall.p99Us)}x its N=0)` : '';
+      const closes = r.forceCloses > 0 ? `, ${fmt(r.forceCloses)} force-closes` : '';
+      return [{ key: mode, mode, value: r.latencyStall.p99Us, text: `${us(r.latencyStall.p99Us)}${vsNone}${closes}`, eligible: true }];
+    });
+    if (figs.length > 0) out.push(judge('1. healthy p99 latency (stall phase)', `${n.toLocaleString('en-US')} stalled`, figs, true));
+  }
+  const biggest = counts[counts.length - 1];
+  if (biggest !== undefined && biggest > 0) {
+    const figs = MODES.flatMap((mode) => {
+      const r = at(mode, biggest);
+      // Nothing beats one per event: fewer (events that reached no watcher: off's closed streams) counts as 1.
+      return r === undefined ? [] : [{ key: mode, mode, value: Math.max(1, r.encodingsPerEvent), text: fmt(r.encodingsPerEvent), eligible: true }];
+    });
+    out.push(judge('2. JSON serializations per event', `${biggest.toLocaleString('en-US')} stalled`, figs, true));
+  }
+  for (const n of counts.filter((c) => c > 0)) {
+    const figs = MODES.flatMap((mode): Figure[] => {
+      const r = at(mode, n);
+      if (r === undefined) return [];
+      if (mode === 'off') return [{ key: mode, mode, value: 0, text: `none (${fmt(r.reconnects)} reconnects)`, eligible: false }];
+      const all = r.resync.resynced === r.resync.slow;
+      // Every slow watcher resynced: ranked by the last one's time; otherwise after those, by how many did.
+      const text = all ? `all in ${fmt(r.resync.maxMs / 1000)} s` : `${r.resync.resynced}/${r.resync.slow} by the end`;
+      return [{ key: mode, mode, value: all ? r.resync.maxMs : UNFINISHED - r.resync.resynced, text, eligible: true }];
+    });
+    out.push(judge('3. time until every slow watcher resynced (after resume)', `${n.toLocaleString('en-US')} stalled`, figs, true));
+  }
+  for (const n of counts.filter((c) => c > 0)) {
+    const figs = MODES.flatMap((mode): Figure[] => {
+      const r = at(mode, n);
+      if (r === undefined) return [];
+      const share = r.resync.slow > 0 ? r.resync.resynced / r.resync.slow : 0;
+      return [{ key: mode, mode, value: share, text: `${fmt(share * 100)} % on their own stream`, eligible: mode !== 'off' }];
+    });
+    out.push(judge('4. no starvation: slow watchers served to resync', `${n.toLocaleString('en-US')} stalled`, figs, false));
+  }
+}
+
+function catchupVerdicts(rows: CatchupRow[], out: Verdict[]): void {
+  const ws = [...new Set(rows.map((r) => r.watchers))].sort((a, b) => a - b);
+  for (const w of ws) {
+    const figs = MODES.flatMap((mode): Figure[] => {
+      const r = rows.find((x) => x.mode === mode && x.watchers === w);
+      if (r === undefined) return [];
+      const all = r.resynced === r.watchers;
+      const text = all ? `all in ${fmt(r.allResyncedMs / 1000)} s` : `${r.resynced}/${r.watchers}${r.timedOut ? ` in ${fmt(r.maxS)} s` : ''}${r.expired410 > 0 ? `, ${fmt(r.expired410)} 410s` : ''}`;
+      // Ranked by time when all resynced; otherwise after every mode that did, by how many did.
+      return [{ key: mode, mode, value: all ? r.allResyncedMs : UNFINISHED - r.resynced, text, eligible: true }];
+    });
+    out.push(judge('3. catch-up: time until every watcher resynced', `${w.toLocaleString('en-US')} watcher${w === 1 ? '' : 's'}, ${rows[0]!.historyEvents.toLocaleString('en-US')} events behind`, figs, true));
+    const lat = MODES.flatMap((mode): Figure[] => {
+      const r = rows.find((x) => x.mode === mode && x.watchers === w);
+      return r === undefined ? [] : [{ key: mode, mode, value: r.healthyDuring.p99Us, text: `${us(r.healthyDuring.p99Us)} (${fmt(r.healthyP99Ratio)}x without)`, eligible: true }];
+    });
+    out.push(judge('1. healthy p99 during catch-up', `${w.toLocaleString('en-US')} watcher${w === 1 ? '' : 's'} catching up`, lat, true));
+  }
+}
+
+function ingestVerdicts(rows: ThroughputRow[], out: Verdict[]): void {
+  for (const scenario of ['trigger-1k', 'all-100k'] as const) {
+    const figs = MODES.flatMap((mode): Figure[] => {
+      const r = rows.find((x) => x.mode === mode && x.scenario === scenario);
+      return r === undefined ? [] : [{ key: mode, mode, value: r.eventsPerSec, text: `${fmt(r.eventsPerSec)} ev/s`, eligible: true }];
+    });
+    if (figs.length > 0) out.push(judge('ingest (max sustained, 2 KiB pods)', scenario, figs, false));
+  }
+}
+
+/** The verdict rows of a report, in the order of the KEP's measurements per suite. */
+export function verdicts(report: BenchReport): Verdict[] {
+  const out: Verdict[] = [];
+  kepVerdicts(report.kep, out);
+  catchupVerdicts(report.catchup, out);
+  ingestVerdicts(report.throughput, out);
+  return out;
+}
+
+export const VERDICT_HEADERS = verdictHeaders(MODES);
+
+export function verdictCells(v: Verdict): string[] {
+  return cells(v, MODES);
+}
