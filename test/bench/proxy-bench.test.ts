@@ -33,6 +33,6 @@ test('proxy bench smoke (beta): one row, finite numbers, a table', { timeout: 18
   assert.ok(r.writes > 0);
   assert.ok(r.rootWatchesMax >= 1);
   assert.ok(r.latencyUncut.count > 0);
-  const report = { meta: {}, kep: [], throughput: [], floor: [], peers: { naive: [], etcd: [], etcdSkipped: '', http: [], httpSkipped: '' }, proxy: rows, ratios: [] } as unknown as BenchReport;
+  const report = { meta: {}, kep: [], catchup: [], throughput: [], floor: [], peers: { naive: [], etcd: [], etcdSkipped: '', http: [], httpSkipped: '' }, proxy: rows, ratios: [] } as unknown as BenchReport;
   assert.ok(sections(report).some(([title]) => /Caching proxy/.test(title)));
 });
