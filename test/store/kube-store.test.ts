@@ -18,6 +18,7 @@ import type { KubeObject, StoreEvent } from '../../src/core/types.js';
 import { request, waitUntil } from '../support/http-client.js';
 import { serve, type Served } from '../support/serve-process.js';
 import { startEtcd } from '../support/etcd-server.js';
+import { startFixture } from '../server/server-fixture.js';
 
 const PODS = { group: '', version: 'v1', resource: 'pods', namespaced: true };
 
@@ -198,8 +199,10 @@ test('KubeStore over an etcd root: a consistent read at the proxy is served from
 });
 
 test('KubeStore: a watch from RV 0 (an upstream that was empty when listed) gets the objects made since in RV order', { timeout: 60_000 }, async (t) => {
-  const root = await serve(['--store', 'memory', '--mode', 'beta']);
-  t.after(() => stopServed(root));
+  // An in-process root over a MemoryStore starting at RV 0: `watchcache serve --store memory`
+  // starts its RVs at a time-based epoch (cli/resource-version-epoch.ts), so it never lists at 0.
+  const root = await startFixture({ mode: 'beta' });
+  t.after(() => root.close());
   const store = new KubeStore({ upstream: { server: root.url }, resource: PODS });
   t.after(() => store.close());
   const { resourceVersion } = await store.list();
