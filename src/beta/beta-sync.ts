@@ -38,7 +38,7 @@ import { msgpack } from '../wire/watch-event.js';
 import { ControlBlock } from './control-block.js';
 import { SharedWatcherChannel, VARIANT_BOOKMARK } from './shared-watcher-channel.js';
 import { ChannelSlabs, type SlabSlot } from './channel-slabs.js';
-import { ADOPT_ROW, type AdoptRequest, type MainToWorker, type WorkerToMain } from './sync-messages.js';
+import { type AdoptRequest, type MainToWorker, type WorkerToMain } from './sync-messages.js';
 import type { RingSelectionData, WorkerPassHost } from './worker-pass-host.js';
 import { SyncWorkerEndpoint } from './sync-worker-endpoint.js';
 
@@ -176,6 +176,7 @@ export class BetaSync implements FullChannelPolicy {
     for (const q of this.quarantine) this.slabs.release(q.slot);
     this.quarantine = [];
     this.pendingAdopts = []; // every unsynced watcher is adopted again below, with its channel
+    this.pendingRows = [];
     this.pendingIntros.clear();
     this.startWorker();
     for (const w of [...this.unsynced.values()]) {
@@ -428,13 +429,12 @@ export class BetaSync implements FullChannelPolicy {
     const queued = this.pendingIntros.delete(watcher.id);
     const first = queued || !this.introduced.has(watcher.id);
     this.introduced.add(watcher.id);
-    this.pendingAdopts.push({
-      id: watcher.id,
-      position: watcher.position,
-      capacity: watcher.capacity,
-      reachedLive: watcher.reachedLive,
-      ...(first ? introduction(watcher) : {}),
-    });
+    if (first) {
+      this.pendingAdopts.push({ id: watcher.id, position: watcher.position, capacity: watcher.capacity, reachedLive: watcher.reachedLive, ...introduction(watcher) });
+    } else {
+      // Already introduced (every watcher of a mass stall): the ADOPT_ROW numbers, no object per watcher.
+      this.pendingRows.push(watcher.id, watcher.position, watcher.capacity, watcher.reachedLive ? 1 : 0);
+    }
     this.scheduleFlush();
   }
 
@@ -529,7 +529,10 @@ export class BetaSync implements FullChannelPolicy {
   }
 
   private reportedPushes = 0;
+  /** Adopts that carry an introduction (rare: after a worker restart, or before the watcher's turn). */
   private pendingAdopts: AdoptRequest[] = [];
+  /** Adopts of introduced watchers, ADOPT_ROW numbers each (id, position, capacity, reachedLive 0/1). */
+  private pendingRows: number[] = [];
 
   /**
    * Post introductions in chunks of INTRO_CHUNK per turn of the event loop:
@@ -557,25 +560,17 @@ export class BetaSync implements FullChannelPolicy {
   private flushAdopts(): void {
     this.flushScheduled = false;
     this.flushIntroductions();
+    // A watcher adopted and then ended before the flush is forgotten right after; the worker drops it.
     if (this.pendingAdopts.length > 0) {
-      const all = this.pendingAdopts;
+      const first = this.pendingAdopts;
       this.pendingAdopts = [];
-      // A watcher adopted and then ended before the flush is forgotten right after; the worker drops it.
-      // Already introduced (the normal case, and every one of a mass stall): four numbers each, in one
-      // Float64Array (cloned as one block, not as one object per watcher). With an introduction: objects.
-      const first = all.filter((a) => a.selection !== undefined);
-      const plain = first.length === 0 ? all : all.filter((a) => a.selection === undefined);
-      if (first.length > 0) this.post({ op: 'adopt', watchers: first });
-      if (plain.length > 0) {
-        const rows = new Float64Array(plain.length * ADOPT_ROW);
-        plain.forEach((a, i) => {
-          rows[i * ADOPT_ROW] = a.id;
-          rows[i * ADOPT_ROW + 1] = a.position;
-          rows[i * ADOPT_ROW + 2] = a.capacity;
-          rows[i * ADOPT_ROW + 3] = a.reachedLive ? 1 : 0;
-        });
-        this.post({ op: 'adopt-rows', rows });
-      }
+      this.post({ op: 'adopt', watchers: first });
+    }
+    if (this.pendingRows.length > 0) {
+      // A mass stall: one Float64Array, cloned as one block.
+      const rows = Float64Array.from(this.pendingRows);
+      this.pendingRows = [];
+      this.post({ op: 'adopt-rows', rows });
     }
   }
 

@@ -32,6 +32,8 @@ type GR = 'group' | 'resource';
 
 export class CacheMetrics implements EncodingCounter {
   readonly registry: Registry;
+  /** Called before a read: owners of metrics they write once per turn bring them up to date. */
+  readonly beforeRead: Array<() => void> = [];
   readonly stalls;
   readonly deferredEvents;
   readonly catchupRounds;
@@ -89,6 +91,7 @@ export class CacheMetrics implements EncodingCounter {
 
   /** Current value of a counter/gauge series of this cache (tests and reports). */
   async value(name: string, extra: Record<string, string> = {}): Promise<number> {
+    for (const flush of this.beforeRead) flush();
     const metric = this.registry.getSingleMetric(name);
     if (metric === undefined) throw new Error(`no metric ${name}`);
     const data = await metric.get();
