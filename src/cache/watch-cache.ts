@@ -41,6 +41,8 @@ import type { Watch } from '../watch/watch.js';
 import { Watcher, type EndReason, type WatcherOwner } from '../watch/watcher.js';
 import { msgpack, type EncodingCounter, type WatchEvent } from '../wire/watch-event.js';
 import { checkMode, checkPositive, suggestedChannelSize, type Mode, type WatchCacheOptions } from './cache-options.js';
+import { engineOptionsOf } from './engine-options.js';
+import type { FaultPoints } from '../watch/fault-points.js';
 import { Freshness } from './freshness.js';
 import { ObjectState, splitKey } from './object-state.js';
 import { CacheReads, type ListResult } from './cache-reads.js';
@@ -77,6 +79,8 @@ export class WatchCache {
   private readonly freshness: Freshness;
   private readonly reflector: Reflector;
   private readonly reads: CacheReads;
+  /** Test-only fault points (engine-internal option, src/cache/engine-options.ts); undefined outside the harness. */
+  private readonly faults: FaultPoints | undefined;
   private readonly watchers = new Set<Watcher>();
   private readonly timeouts = new Map<Watcher, TimerHandle>();
   private rv = 0;
@@ -100,6 +104,7 @@ export class WatchCache {
     this.channelCapacity = options.channelCapacity;
     this.blockTimeoutMs = checkPositive('blockTimeoutMs', options.blockTimeoutMs, 3000);
     this.skipTimeoutFallback = options.skipTimeoutFallback === true;
+    this.faults = engineOptionsOf(options)?.faults;
     const passOptions = resolvePassOptions(options.pass, this.mode);
     this.counters = new CacheMetrics(this.resource, options.registry);
     this.metrics = this.counters.registry;
@@ -125,6 +130,7 @@ export class WatchCache {
       triggerField: this.triggerField,
       resourceName: this.resource.resource,
       source: this,
+      faults: this.faults,
       lastDispatchedRV: () => this.dispatcher.lastDispatchedRV,
       cacheRV: () => this.rv,
       register: (w, position, initial) => this.register(w, position, initial),
@@ -340,7 +346,7 @@ export class WatchCache {
     const usesTrigger = selection.triggerValue !== undefined;
     const capacity = v.channelCapacity ?? this.channelCapacity ?? suggestedChannelSize(this.history.capacity, this.history.eventFreshDurationMs, this.triggerField !== undefined, usesTrigger);
     const spec = this.strategy.watchers.channelFor(capacity, remoteState);
-    const w = new Watcher({ id: this.nextWatcherId++, selection, capacity, allowBookmarks: v.allowBookmarks, owner: this.owner, ...(spec ?? {}) });
+    const w = new Watcher({ id: this.nextWatcherId++, selection, capacity, allowBookmarks: v.allowBookmarks, owner: this.owner, faults: this.faults, ...(spec ?? {}) });
     this.watchers.add(w);
     this.counters.registeredWatchers.set(this.watchers.size);
     this.strategy.watchers.registered(w);

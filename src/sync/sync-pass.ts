@@ -29,7 +29,7 @@
  *    last cohort served.
  */
 import type { PassOptions } from './pass-options.js';
-import { FAULTS, fault } from '../testing/faults.js';
+import type { FaultPoints } from '../watch/fault-points.js';
 import type { SyncCursor } from './sync-cursor.js';
 
 /** A history event as a pass sees it. */
@@ -112,10 +112,13 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
   cursor = 0;
   private readonly options: PassOptions;
   private readonly host: PassHost<E, M>;
+  /** Test-only fault points (the harness); undefined everywhere else. */
+  private readonly faults: FaultPoints | undefined;
 
-  constructor(options: PassOptions, host: PassHost<E, M>) {
+  constructor(options: PassOptions, host: PassHost<E, M>, faults?: FaultPoints) {
     this.options = options;
     this.host = host;
+    this.faults = faults;
   }
 
   /**
@@ -268,7 +271,7 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
         host.served?.(m);
         m.cursor.served();
         // ---- Step 6: resync when the cohort scan reached the resync point ----
-        if ((reachedEnd && m.cursor.position >= resyncPoint) || (FAULTS.active !== undefined && !reachedEnd && fault('early-resync'))) {
+        if ((reachedEnd && m.cursor.position >= resyncPoint) || (this.faults !== undefined && !reachedEnd && this.faults.resyncEarly())) {
           host.resync(m);
           stats.resynced++;
         }
