@@ -56,7 +56,7 @@ export class StallPolicy implements FullChannelPolicy, PassHost<WatchCacheEvent,
     this.metrics = metrics;
     this.hooks = hooks;
     this.unsynced = new UnsyncedSet(metrics, this.source);
-    this.pass = new SyncPass(options, this, faults);
+    this.pass = new SyncPass(options, this, { source: this.source, faults });
     this.scheduler = new PassScheduler(clock, options, {
       hasWork: () => this.unsynced.size > 0,
       runPass: (done) =>
