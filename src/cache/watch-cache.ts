@@ -13,6 +13,7 @@
  * Watch start: the initial events (a state snapshot or a stretch of history)
  * are cut and the watcher registered for live dispatch in one synchronous
  * step, so nothing can fall between them (rule 1 of the semantics notes).
+ * Which start a watch gets is a table of start kinds (src/cache/start-kinds.ts).
  */
 import { realClock, type Clock, type TimerHandle } from '../core/clock.js';
 import {
@@ -47,6 +48,7 @@ import { Freshness } from './freshness.js';
 import { ObjectState, splitKey } from './object-state.js';
 import { CacheReads, type ListResult } from './cache-reads.js';
 import { Reflector } from './reflector.js';
+import { startKindOf, type StartActions } from './start-kinds.js';
 import { channels } from '../observe/channels.js';
 import { Delivery } from '../selection/selection.js';
 import { Expiry, errorEvent } from './expiry.js';
@@ -363,37 +365,19 @@ export class WatchCache {
       const onAbort = (): void => w.stop('client');
       signal.addEventListener('abort', onAbort, { once: true });
     }
-    const sie = v.sendInitialEvents;
-    if (v.rv === '' && sie !== false) {
-      // Consistent start: catch up to the store's current RV first (up to blockTimeoutMs).
-      this.consistentRV()
-        .then((target) => this.freshness.wait(target))
-        .then(
-          () => this.startFromState(w, sie === true && v.allowBookmarks),
-          (err: unknown) => this.failStart(w, toWatchCacheError(err)),
-        );
-    } else if (v.rv === '') {
-      // sendInitialEvents=false with '': start at the store's current RV, no initial events.
-      this.consistentRV().then(
-        (target) => this.startFromRV(w, target),
-        (err: unknown) => this.failStart(w, toWatchCacheError(err)),
-      );
-    } else if (sie === true && v.rv <= this.rv) {
-      this.startFromState(w, v.allowBookmarks); // fresh enough already: registered now
-    } else if (sie === true) {
-      const n = v.rv;
-      this.freshness.wait(n).then(
-        () => this.startFromState(w, v.allowBookmarks),
-        (err: unknown) => this.failStart(w, toWatchCacheError(err)),
-      );
-    } else if (v.rv === 0) {
-      if (sie === false) this.startFromRV(w, this.rv);
-      else this.startFromState(w, false);
-    } else {
-      this.startFromRV(w, v.rv);
-    }
+    // The start kinds, in order (src/cache/start-kinds.ts): the first that applies starts it.
+    startKindOf(v, this.rv).start(this.startActions, w, v, this.rv);
     return w;
   }
+
+  /** What the start kinds use (src/cache/start-kinds.ts). */
+  private readonly startActions: StartActions = {
+    consistentRV: () => this.consistentRV(),
+    untilFresh: (rv) => this.freshness.wait(rv),
+    fromState: (w, endBookmark) => this.startFromState(w, endBookmark),
+    fromRV: (w, rv) => this.startFromRV(w, rv),
+    fail: (w, err) => this.failStart(w, toWatchCacheError(err)),
+  };
 
   /** Initial state as ADDED events (then the initial-events-end bookmark if asked), then live. */
   private startFromState(w: Watcher, endBookmark: boolean): void {
