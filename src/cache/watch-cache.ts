@@ -335,7 +335,7 @@ export class WatchCache {
       new Uint8Array(initial).set(bytes);
     }
     if (w.state === 'draining') channel.endRemote(); // (defensive: a start that already failed)
-    return { kind: 'watchcache.watch-port', version: 1, channel: channel.spsc.handle, ring, state, initial, resource: this.resource };
+    return { kind: 'watchcache.watch-port', version: 1, channel: channel.spsc.handle, ring, state, cursor: w.cursor.cell, initial, resource: this.resource };
   }
 
   /** Initial events of remote watches, taken by watchPort right after registration. */
