@@ -9,6 +9,11 @@ export type { GetOptions, ListOptions, ResourceVersionMatch, WatchOptions } from
 export { MemoryStore, type MemoryStoreOptions } from './store/memory-store.js';
 export { EtcdStore, type EtcdStoreOptions } from './store/etcd-store.js';
 export { StoreCompactedError, StoreUnavailableError } from './store/store-errors.js';
+export { DEFAULT_OBJECT_LIMITS, type ObjectLimits } from './store/stored-shape.js';
+export { DEFAULT_COMPACTION, type CompactionLimits } from './store/memory-compaction.js';
+export { StoreHealth, type HealthState, type HealthListener } from './store/store-health.js';
+export { PreconditionFailedError, type DeletePreconditions } from './store/write-preconditions.js';
+export { MAX_WATCH_TIMEOUT_SECONDS } from './cache/request-options.js';
 export {
   WatchCacheError,
   BadRequestError,

@@ -3,11 +3,14 @@
  * from the list RV; every event goes to the sink in RV order. A broken watch
  * re-lists (at once after a compaction, else after a back-off growing from
  * 1 s to 30 s). RVs never go backwards: an event at or below the last one is
- * dropped.
+ * dropped. The reflector is the store-read boundary for any Store: objects
+ * without the stored shape (store/stored-shape.ts) are invisible, so no odd
+ * object can break selection, encoding or the beta ring mirror.
  */
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { KubeObject, Store, StoreEvent, StoreWatch } from '../core/types.js';
 import { StoreCompactedError } from '../store/store-errors.js';
+import { readableEvent, readableObject } from '../store/stored-shape.js';
 
 export interface ReflectorSink {
   /** A successful (re)list. */
@@ -62,7 +65,7 @@ export class Reflector {
     const { items, resourceVersion } = await this.store.list();
     if (this.stopped || gen !== this.generation) return;
     this.lastRV = resourceVersion;
-    this.sink.replace(items, resourceVersion);
+    this.sink.replace(readableItems(items), resourceVersion);
     this.watch = this.store.watch(
       resourceVersion,
       (event) => {
@@ -71,7 +74,9 @@ export class Reflector {
         if (event.resourceVersion <= this.lastRV) return;
         this.lastRV = event.resourceVersion;
         this.backoffMs = MIN_BACKOFF_MS;
-        this.sink.apply(event);
+        const fit = readableEvent(event);
+        if (fit !== undefined) this.sink.apply(fit);
+        else this.sink.progress(event.resourceVersion); // an invisible change: the RV still advances
       },
       (error) => {
         if (gen !== this.generation) return;
@@ -106,4 +111,16 @@ export class Reflector {
       });
     }, delayMs);
   }
+}
+
+/** The items readers may see (the same array when every item is). */
+function readableItems(items: KubeObject[]): KubeObject[] {
+  let out: KubeObject[] | undefined;
+  for (let i = 0; i < items.length; i++) {
+    const fit = readableObject(items[i]);
+    if (fit === items[i] && out === undefined) continue;
+    out ??= items.slice(0, i);
+    if (fit !== undefined) out.push(fit);
+  }
+  return out ?? items;
 }

@@ -5,6 +5,9 @@
  */
 import { BadRequestError } from '../core/errors.js';
 
+/** The longest watch timeout a Node timer can hold (2^31 - 1 ms, about 24.8 days); longer is clamped to it. */
+export const MAX_WATCH_TIMEOUT_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
+
 export type ResourceVersionMatch = 'NotOlderThan' | 'Exact';
 
 export interface WatchOptions {
@@ -86,7 +89,8 @@ export function validateWatchOptions(o: WatchOptions): ValidatedWatch {
     if (typeof o.timeoutSeconds !== 'number' || !Number.isFinite(o.timeoutSeconds) || o.timeoutSeconds < 0) {
       throw new BadRequestError(`invalid timeoutSeconds ${String(o.timeoutSeconds)}: must be a number >= 0`);
     }
-    if (o.timeoutSeconds > 0) timeoutMs = o.timeoutSeconds * 1000;
+    // Clamped to what a Node timer can hold (longer overflowed it and ended the watch at once).
+    if (o.timeoutSeconds > 0) timeoutMs = Math.min(o.timeoutSeconds, MAX_WATCH_TIMEOUT_SECONDS) * 1000;
   }
   if (o.channelCapacity !== undefined && (!Number.isInteger(o.channelCapacity) || o.channelCapacity < 1)) {
     throw new BadRequestError(`invalid channelCapacity ${String(o.channelCapacity)}: must be an integer >= 1`);

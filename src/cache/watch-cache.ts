@@ -30,6 +30,7 @@ import { EventHistory, type HistoryBounds } from '../history/event-history.js';
 import { WatchCacheEvent } from '../history/watch-cache-event.js';
 import type { Registry } from 'prom-client';
 import { CacheMetrics } from '../metrics/cache-metrics.js';
+import { totalIndexers } from '../selection/field-selector.js';
 import { Selection } from '../selection/selection.js';
 import { resolvePassOptions } from '../sync/pass-options.js';
 import type { SharedWatcherChannel } from '../beta/shared-watcher-channel.js';
@@ -99,6 +100,7 @@ export class WatchCache {
     this.resource = options.resource ?? DEFAULT_RESOURCE;
     this.indexers = { ...(options.indexers ?? {}) };
     for (const [k, f] of Object.entries(this.indexers)) if (typeof f !== 'function') throw new BadRequestError(`indexer "${k}" must be a function`);
+    this.indexers = totalIndexers(this.indexers); // a throwing indexer reads as "absent", never a crash
     this.triggerField = Object.keys(this.indexers)[0];
     if (options.channelCapacity !== undefined && (!Number.isInteger(options.channelCapacity) || options.channelCapacity < 1)) {
       throw new BadRequestError(`channelCapacity must be an integer >= 1, got ${String(options.channelCapacity)}`);

@@ -5,6 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { MODES, type Mode } from '../cache/cache-options.js';
+import { LOG_LEVELS, type LogLevel } from '../server/logging/logger.js';
 import { resolveResource } from '../server/resources.js';
 import { DEFAULT_MAX_WATCHES } from '../server/watch-registry.js';
 import { UsageError } from './usage-error.js';
@@ -25,6 +26,14 @@ export interface ServeConfig {
   tlsCert: string | undefined;
   tlsKey: string | undefined;
   maxWatches: number;
+  idleTimeoutMs: number | undefined;
+  headerTimeoutMs: number | undefined;
+  requestTimeoutMs: number | undefined;
+  minRequestTimeoutSeconds: number | undefined;
+  maxConnectionBufferBytes: number | undefined;
+  maxServerBufferBytes: number | undefined;
+  logLevel: LogLevel;
+  requestLog: boolean;
 }
 
 const OPTIONS = {
@@ -41,6 +50,14 @@ const OPTIONS = {
   'tls-cert': { type: 'string' },
   'tls-key': { type: 'string' },
   'max-watches': { type: 'string' },
+  'idle-timeout-ms': { type: 'string' },
+  'header-timeout-ms': { type: 'string' },
+  'request-timeout-ms': { type: 'string' },
+  'min-request-timeout': { type: 'string' },
+  'max-connection-buffer-bytes': { type: 'string' },
+  'max-server-buffer-bytes': { type: 'string' },
+  'log-level': { type: 'string' },
+  'request-log': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -99,6 +116,8 @@ export function parseServeArgs(args: readonly string[]): ServeConfig | undefined
   if (values.help === true) return undefined;
   const mode = values.mode ?? 'beta';
   if (!(MODES as readonly string[]).includes(mode)) throw new UsageError(`--mode must be one of ${MODES.join(', ')}, got "${mode}"`);
+  const logLevel = values['log-level'] ?? 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   const store = values.store ?? 'memory';
   if (store !== 'memory' && store !== 'etcd') throw new UsageError(`--store must be memory or etcd, got "${store}"`);
   if (values.etcd !== undefined && store !== 'etcd') throw new UsageError('--etcd needs --store etcd');
@@ -119,5 +138,13 @@ export function parseServeArgs(args: readonly string[]): ServeConfig | undefined
     tlsCert,
     tlsKey,
     maxWatches: integer('max-watches', values['max-watches'], 1) ?? DEFAULT_MAX_WATCHES,
+    idleTimeoutMs: integer('idle-timeout-ms', values['idle-timeout-ms'], 1),
+    headerTimeoutMs: integer('header-timeout-ms', values['header-timeout-ms'], 1),
+    requestTimeoutMs: integer('request-timeout-ms', values['request-timeout-ms'], 1),
+    minRequestTimeoutSeconds: integer('min-request-timeout', values['min-request-timeout'], 1),
+    maxConnectionBufferBytes: integer('max-connection-buffer-bytes', values['max-connection-buffer-bytes'], 1),
+    maxServerBufferBytes: integer('max-server-buffer-bytes', values['max-server-buffer-bytes'], 1),
+    logLevel: logLevel as LogLevel,
+    requestLog: values['request-log'] === true,
   };
 }

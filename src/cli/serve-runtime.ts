@@ -3,10 +3,14 @@
  * caches share one metrics registry), the HTTP server, the listening line,
  * cache start-up (retried every second until it succeeds: /readyz is 503
  * meanwhile), and SIGTERM/SIGINT: stop accepting, end every watch cleanly,
- * stop the caches, close the stores, exit 0.
+ * stop the caches, close the stores, exit 0. Operability: a pino logger
+ * (--log-level, --request-log; JSON lines on stderr when it is not a
+ * terminal), store outages and recoveries logged once each, and
+ * prom-client's default process metrics in the shared registry.
  */
 import { readFileSync } from 'node:fs';
-import { Registry } from 'prom-client';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import { createLogger, type Logger } from '../server/logging/logger.js';
 import { WatchCache } from '../cache/watch-cache.js';
 import { createWatchServer, type WatchServer } from '../server/server.js';
 import { resolveResource, resourceInfo } from '../server/resources.js';
@@ -41,10 +45,12 @@ export class ServeRuntime {
   private stores: ServedStore[] = [];
   private server: WatchServer | undefined;
   private stopping: Promise<void> | undefined;
+  readonly logger: Logger;
 
-  constructor(config: ServeConfig, io: Output) {
+  constructor(config: ServeConfig, io: Output, logger?: Logger) {
     this.config = config;
     this.io = io;
+    this.logger = logger ?? createLogger({ level: config.logLevel });
   }
 
   /** Build everything and listen; resolves once the listening line is printed. */
@@ -54,6 +60,14 @@ export class ServeRuntime {
     const specs = c.resources.map((r) => resolveResource(r));
     this.stores = await createStores(c.store, c.etcd, specs);
     const registry = new Registry();
+    collectDefaultMetrics({ register: registry });
+    this.stores.forEach((store, i) => {
+      const resource = specs[i]!.name;
+      store.health?.onChange((h) => {
+        if (h.healthy) this.logger.info({ resource, store: c.store }, 'the store is reachable again');
+        else this.logger.error({ resource, store: c.store, cause: h.error }, 'the store is unreachable');
+      });
+    });
     this.caches = specs.map(
       (spec, i) =>
         new WatchCache({
@@ -76,9 +90,19 @@ export class ServeRuntime {
       token: c.token,
       tls,
       maxWatches: c.maxWatches,
+      timeouts: {
+        idleTimeoutMs: c.idleTimeoutMs,
+        headersTimeoutMs: c.headerTimeoutMs,
+        requestTimeoutMs: c.requestTimeoutMs,
+        minRequestTimeoutSeconds: c.minRequestTimeoutSeconds,
+      },
+      bufferLimits: { perConnectionBytes: c.maxConnectionBufferBytes, perServerBytes: c.maxServerBufferBytes },
+      logger: this.logger,
+      requestLog: c.requestLog,
     });
     await this.server.listen();
     this.io.out(`watchcache serving ${c.resources.join(',')} on ${this.server.url} (mode ${c.mode}, store ${c.store})`);
+    this.logger.info({ url: this.server.url, resources: c.resources, mode: c.mode, store: c.store }, 'serving');
     for (const cache of this.caches) void this.startCache(cache);
   }
 
@@ -87,12 +111,12 @@ export class ServeRuntime {
     for (let attempt = 1; this.stopping === undefined; attempt++) {
       try {
         await cache.start();
-        if (attempt > 1) this.io.err(`watchcache: the ${cache.resource.resource} cache is ready`);
+        if (attempt > 1) this.logger.info({ resource: cache.resource.resource }, 'the cache is ready');
         return;
       } catch (err) {
         if (this.stopping !== undefined) return;
         if (attempt === 1 || attempt % 30 === 0) {
-          this.io.err(`watchcache: the ${cache.resource.resource} cache could not start (${(err as Error).message}); retrying every ${RETRY_MS / 1000} s`);
+          this.logger.warn({ resource: cache.resource.resource, attempt, cause: (err as Error).message }, `the cache could not start; retrying every ${RETRY_MS / 1000} s`);
         }
         await new Promise((r) => setTimeout(r, RETRY_MS));
       }

@@ -30,6 +30,20 @@ Options:
   --tls-cert FILE               PEM certificate (with --tls-key): serve HTTPS (h2 and http/1.1 via ALPN)
   --tls-key FILE                PEM private key
   --max-watches N               Concurrent watches allowed (default 100000); more get 429
+  --idle-timeout-ms N           Close idle HTTP/1.1 keep-alive connections and HTTP/2 sessions
+                                with no open stream after N ms (default 90000)
+  --header-timeout-ms N         HTTP/1.1 request headers must arrive within N ms (default 60000)
+  --request-timeout-ms N        Non-watch requests (body included) time out after N ms with a
+                                504 Status (default 60000)
+  --min-request-timeout S       A watch without timeoutSeconds lasts S x (1 + rand) seconds
+                                (default 1800, as kube-apiserver)
+  --max-connection-buffer-bytes N
+                                Response bytes a connection may have buffered (a client not
+                                reading) before the writing response is ended (default 33554432)
+  --max-server-buffer-bytes N   The same for the whole server (default 268435456)
+  --log-level LEVEL             trace|debug|info|warn|error|fatal|silent (default info); logs go to
+                                stderr, JSON lines when stderr is not a terminal
+  --request-log                 Log every request (method, path, status, duration) at info
   -h, --help                    Show this help
 
 SIGTERM or SIGINT: stop accepting, end every watch cleanly, stop the caches, exit 0.

@@ -53,12 +53,15 @@ export class FieldSelector {
   }
 }
 
-/** The string value of a field of an object ("" when missing). */
+/**
+ * The string value of a field of an object ("" when missing). Total: a
+ * non-string name/namespace or indexer value reads as missing.
+ */
 export function fieldValue(object: KubeObject, req: Pick<FieldRequirement, 'field' | 'path'>, indexers: Indexers): string {
-  if (req.field === 'metadata.name') return object.metadata.name ?? '';
-  if (req.field === 'metadata.namespace') return object.metadata.namespace ?? '';
+  if (req.field === 'metadata.name') return stringOr(object.metadata?.name);
+  if (req.field === 'metadata.namespace') return stringOr(object.metadata?.namespace);
   const indexer = indexers[req.field];
-  if (indexer !== undefined) return indexer(object) ?? '';
+  if (indexer !== undefined) return stringOr(indexer(object));
   let cur: unknown = object;
   for (const step of req.path) {
     if (cur === null || typeof cur !== 'object') return '';
@@ -67,6 +70,30 @@ export function fieldValue(object: KubeObject, req: Pick<FieldRequirement, 'fiel
   if (typeof cur === 'string') return cur;
   if (typeof cur === 'number' || typeof cur === 'boolean') return String(cur);
   return '';
+}
+
+function stringOr(v: unknown): string {
+  return typeof v === 'string' ? v : '';
+}
+
+/**
+ * User indexers made total: one that throws (say `o.spec.nodeName` on an
+ * object without spec) or returns a non-string reads as "absent", so no
+ * object can make dispatch, the history or the beta mirror throw.
+ */
+export function totalIndexers(indexers: Readonly<Record<string, IndexerFunc>>): Record<string, IndexerFunc> {
+  const out: Record<string, IndexerFunc> = {};
+  for (const [field, fn] of Object.entries(indexers)) {
+    out[field] = (object) => {
+      try {
+        const v: unknown = fn(object);
+        return typeof v === 'string' ? v : undefined;
+      } catch {
+        return undefined;
+      }
+    };
+  }
+  return out;
 }
 
 const MAX_SELECTOR_LENGTH = 10_000;

@@ -30,11 +30,13 @@ export class LabelSelector {
     return this.requirements.length === 0;
   }
 
-  matches(labels: Readonly<Record<string, string>> | undefined): boolean {
+  /** Total over any value: a null or non-object `labels` has no labels; a non-string value matches no value. */
+  matches(labels: Readonly<Record<string, string>> | null | undefined): boolean {
     const reqs = this.requirements;
+    const map = labels !== null && typeof labels === 'object' ? labels : undefined;
     for (let i = 0; i < reqs.length; i++) {
       const r = reqs[i]!;
-      const has = labels !== undefined && Object.prototype.hasOwnProperty.call(labels, r.key);
+      const has = map !== undefined && Object.prototype.hasOwnProperty.call(map, r.key);
       switch (r.op) {
         case 'exists':
           if (!has) return false;
@@ -43,10 +45,10 @@ export class LabelSelector {
           if (has) return false;
           break;
         case 'in':
-          if (!has || !r.values.includes(labels![r.key]!)) return false;
+          if (!has || !r.values.includes(map![r.key]!)) return false;
           break;
         case 'notin':
-          if (has && r.values.includes(labels![r.key]!)) return false;
+          if (has && r.values.includes(map![r.key]!)) return false;
           break;
       }
     }

@@ -8,3 +8,6 @@ export type { ServedResource, WritableStore } from './served-resource.js';
 export { DEFAULT_MAX_WATCHES } from './watch-registry.js';
 export { DEFAULT_BODY_LIMIT } from './request-body.js';
 export { MSGPACK_TYPE } from './media-type.js';
+export { DEFAULT_TIMEOUTS, type ServerTimeouts } from './limits/timeouts.js';
+export { DEFAULT_BUFFER_LIMITS, type BufferLimits } from './limits/response-buffers.js';
+export { createLogger, LOG_LEVELS, type Logger, type LoggerOptions, type LogLevel } from './logging/logger.js';

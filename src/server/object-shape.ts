@@ -87,15 +87,19 @@ export function prepareObject(body: unknown, target: Target): KubeObject {
   return { apiVersion, kind: spec.kind, metadata, ...rest } as KubeObject;
 }
 
-/** The resourceVersion precondition of a DELETE body (DeleteOptions), if any. */
-export function deletePrecondition(body: unknown): string | undefined {
-  if (body === undefined) return undefined;
+/** The preconditions of a DELETE body (DeleteOptions): uid and resourceVersion, each when given. */
+export function deletePreconditions(body: unknown): { uid?: string; resourceVersion?: string } {
+  if (body === undefined || body === null) return {};
   if (!isRecord(body)) throw new BadRequestError('the DELETE body must be a DeleteOptions JSON object');
   const pre = body.preconditions;
-  if (pre === undefined || pre === null) return undefined;
+  if (pre === undefined || pre === null) return {};
   if (!isRecord(pre)) throw new BadRequestError('preconditions must be an object');
-  const rv = pre.resourceVersion;
-  if (rv === undefined || rv === null || rv === '') return undefined;
-  if (typeof rv !== 'string') throw new BadRequestError('preconditions.resourceVersion must be a string');
-  return rv;
+  const out: { uid?: string; resourceVersion?: string } = {};
+  for (const key of ['uid', 'resourceVersion'] as const) {
+    const v = pre[key];
+    if (v === undefined || v === null) continue;
+    if (typeof v !== 'string') throw new BadRequestError(`preconditions.${key} must be a string`);
+    out[key] = v;
+  }
+  return out;
 }

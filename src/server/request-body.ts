@@ -2,10 +2,14 @@
  * Request bodies: read up to a byte limit (3 MiB by default, like the
  * apiserver's 3 MB request limit rounded to MiB) and parse as JSON. A larger
  * body is a 413 RequestEntityTooLarge; the rest of it is read and discarded
- * so the client still receives the answer. Non-JSON media types are 415.
+ * so the client still receives the answer. Non-JSON media types are 415. A
+ * body nested deeper than the stored-object depth limit is a 400 before it
+ * is parsed (the stores check the rest of the stored shape).
  */
 import { BadRequestError, RequestEntityTooLargeError, WatchCacheError } from '../core/errors.js';
+import { DEFAULT_OBJECT_LIMITS } from '../store/stored-shape.js';
 import type { RequestLike } from './http-types.js';
+import { jsonDeeperThan } from './limits/json-depth.js';
 
 export const DEFAULT_BODY_LIMIT = 3 * 1024 * 1024;
 
@@ -55,7 +59,7 @@ function isJsonType(contentType: string | undefined): boolean {
  * Read and parse a JSON body. `optional`: an empty body gives undefined
  * (DELETE), else it is a 400.
  */
-export async function readJsonBody(req: RequestLike, limit: number, optional = false): Promise<unknown> {
+export async function readJsonBody(req: RequestLike, limit: number, optional = false, maxDepth = DEFAULT_OBJECT_LIMITS.maxDepth): Promise<unknown> {
   const contentType = req.headers['content-type'];
   const body = await readBody(req, limit);
   if (body.length === 0) {
@@ -65,6 +69,7 @@ export async function readJsonBody(req: RequestLike, limit: number, optional = f
   if (!isJsonType(contentType)) {
     throw new WatchCacheError(415, 'UnsupportedMediaType', `the body of the request was in an unsupported format "${contentType}": use application/json`);
   }
+  if (jsonDeeperThan(body, maxDepth)) throw new BadRequestError(`the request body is nested deeper than ${maxDepth} levels`);
   try {
     return JSON.parse(body.toString('utf8')) as unknown;
   } catch (err) {

@@ -25,6 +25,7 @@ import { methodNotAllowed, notAcceptable, resourceNotFound, sendError, unauthori
 import { handleWatch, type WatchDeps } from './watch-handler.js';
 import { handleCreate, handleDelete, handleUpdate } from './write-handlers.js';
 import type { BearerAuth } from './auth.js';
+import type { RequestDeadlines } from './limits/request-deadline.js';
 
 export interface RouterOptions extends WatchDeps {
   readonly resources: ReadonlyMap<string, ServedResource>;
@@ -33,6 +34,8 @@ export interface RouterOptions extends WatchDeps {
   readonly bodyLimit: number;
   /** True once shutdown began (readyz answers 503). */
   readonly shuttingDown: () => boolean;
+  /** The request timeout of non-watch requests (absent: none). */
+  readonly deadlines?: RequestDeadlines;
 }
 
 type ResourceRoute = Extract<Route, { type: 'resource' }>;
@@ -46,6 +49,7 @@ export class RequestRouter {
 
   /** Handle one request; never throws or rejects. */
   handle(req: RequestLike, res: ResponseLike): void {
+    this.o.deadlines?.start(req, res);
     this.dispatch(req, res).catch((err: unknown) => {
       if (!res.headersSent) sendError(res, err);
       else if (!res.writableEnded) res.end();
@@ -90,6 +94,7 @@ export class RequestRouter {
     };
     if (method === 'GET' || method === 'HEAD') {
       const q = parseReadQuery(params, route.watchPrefix);
+      if (q.watch) this.o.deadlines?.exempt(res); // watches are long-running: no request timeout
       if (q.watch) return method === 'GET' ? handleWatch(r, q, this.o) : sendError(res, methodNotAllowed(), { allow: 'GET' });
       if (!acceptsJson(req.headers.accept)) return sendError(res, notAcceptable(req.headers.accept ?? ''));
       return route.name === undefined ? handleList(r, q) : handleGet(r, q);

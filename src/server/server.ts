@@ -24,7 +24,13 @@ import { RequestRouter } from './request-router.js';
 import { DEFAULT_BODY_LIMIT } from './request-body.js';
 import { specForResource } from './resources.js';
 import type { ServedResource, WritableStore } from './served-resource.js';
-import { defaultWatchTimeoutSeconds } from './watch-handler.js';
+import { closeWhenIdle } from './limits/idle-sessions.js';
+import { silentLogger, type Logger } from './logging/logger.js';
+import { logRequest } from './logging/request-log.js';
+import { limitMetrics } from './limits/limit-metrics.js';
+import { ResponseBuffers, type BufferLimits } from './limits/response-buffers.js';
+import { RequestDeadlines } from './limits/request-deadline.js';
+import { jitteredWatchTimeoutSeconds, resolveTimeouts, type ServerTimeouts } from './limits/timeouts.js';
 import { DEFAULT_MAX_WATCHES, WatchRegistry } from './watch-registry.js';
 
 export interface TlsOptions {
@@ -54,6 +60,16 @@ export interface WatchServerOptions {
   defaultWatchTimeoutSeconds?: () => number;
   /** HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS per connection (default 1000). */
   maxConcurrentStreams?: number;
+  /** Idle, header, request and watch timeouts (limits/timeouts.ts; each defaults like kube-apiserver). */
+  timeouts?: Partial<ServerTimeouts>;
+  /** Response bytes buffered per connection and per server before a response is ended (limits/response-buffers.ts). */
+  bufferLimits?: Partial<BufferLimits>;
+  /** HTTP/2 maxSessionMemory in MB: nghttp2's own per-session memory (default 64). */
+  maxSessionMemoryMb?: number;
+  /** Structured log (pino; logging/logger.ts): 5xx answers with their causes, failed watch streams, limits hit. Default: silent. */
+  logger?: Logger;
+  /** Log every request at info (default false). */
+  requestLog?: boolean;
 }
 
 export interface WatchServer {
@@ -84,12 +100,31 @@ function servedResources(caches: readonly WatchCache[], stores: Readonly<Record<
   return map;
 }
 
+/** What a request's bytes are buffered on: its HTTP/2 session, or its socket. */
+function connectionOf(req: RequestLike): object {
+  const r = req as unknown as { stream?: { session?: object }; socket?: object };
+  return r.stream?.session ?? r.socket ?? req;
+}
+
 export function createWatchServer(options: WatchServerOptions): WatchServer {
   const resources = servedResources(options.caches, options.stores ?? {});
   const host = options.host ?? '127.0.0.1';
   const port = options.port ?? 8080;
   const registry = new WatchRegistry(options.maxWatches ?? DEFAULT_MAX_WATCHES);
   const tracker = new ConnectionTracker();
+  const timeouts = resolveTimeouts(options.timeouts);
+  const deadlines = new RequestDeadlines(timeouts.requestTimeoutMs);
+  const buffers = new ResponseBuffers(options.bufferLimits);
+  const metrics = limitMetrics(options.caches[0]!.metrics);
+  const logger = options.logger ?? silentLogger;
+  buffers.onOverflow = (scope) => {
+    metrics.overflows.inc({ scope });
+    logger.warn({ scope }, 'a response was ended: too many response bytes buffered (a client not reading)');
+  };
+  deadlines.onTimeout = (req) => {
+    metrics.requestTimeouts.inc();
+    logger.warn({ method: req.method, url: req.url }, 'request timed out');
+  };
   let shuttingDown = false;
   let closing: Promise<void> | undefined;
   let bound: AddressInfo | undefined;
@@ -100,30 +135,55 @@ export function createWatchServer(options: WatchServerOptions): WatchServer {
     auth: options.token === undefined ? undefined : new BearerAuth(options.token),
     bodyLimit: options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT,
     registry,
-    defaultTimeoutSeconds: options.defaultWatchTimeoutSeconds ?? (() => defaultWatchTimeoutSeconds()),
+    defaultTimeoutSeconds: options.defaultWatchTimeoutSeconds ?? (() => jitteredWatchTimeoutSeconds(timeouts.minRequestTimeoutSeconds)),
+    maxTimeoutSeconds: timeouts.maxWatchTimeoutSeconds,
+    onStreamFailure: (err) => logger.error({ err }, 'a watch stream failed and was ended with an ERROR event'),
     shuttingDown: () => shuttingDown,
+    deadlines,
   });
+  const onSession = (s: http2.ServerHttp2Session): void => {
+    tracker.addSession(s);
+    closeWhenIdle(s, timeouts.idleTimeoutMs, () => metrics.idleClosed.inc({ protocol: 'h2' }));
+  };
   const onRequest = (req: RequestLike, res: ResponseLike): void => {
     tracker.track(res);
+    buffers.guard(res, connectionOf(req));
+    logRequest(logger, options.requestLog === true, req, res);
     if (shuttingDown && req.httpVersionMajor < 2) res.setHeader('connection', 'close');
     router.handle(req, res);
   };
   const handler = onRequest as unknown as (req: http.IncomingMessage, res: http.ServerResponse) => void;
   const h2Handler = onRequest as unknown as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void;
-  const h2Options = { settings: { maxConcurrentStreams: options.maxConcurrentStreams ?? 1000 }, maxSessionMemory: 64 };
+  const h2Options = { settings: { maxConcurrentStreams: options.maxConcurrentStreams ?? 1000 }, maxSessionMemory: options.maxSessionMemoryMb ?? 64 };
 
   let listener: net.Server;
   let closeIdle = (): void => {};
   if (options.tls !== undefined) {
     const secure = http2.createSecureServer({ ...h2Options, cert: options.tls.cert, key: options.tls.key, allowHTTP1: true }, h2Handler);
-    secure.on('session', (s) => tracker.addSession(s));
+    secure.on('session', onSession);
+    // HTTP/1.1 over TLS (ALPN) runs node:http's connection handling on this server: the same idle,
+    // header and request timeouts apply through these properties.
+    Object.assign(secure, {
+      keepAliveTimeout: timeouts.idleTimeoutMs,
+      headersTimeout: Math.min(timeouts.headersTimeoutMs, timeouts.requestTimeoutMs),
+      requestTimeout: timeouts.requestTimeoutMs,
+    });
     secure.on('sessionError', () => {});
     secure.on('tlsClientError', () => {});
     listener = secure;
   } else {
-    const h1 = http.createServer(handler);
+    const h1 = http.createServer(
+      {
+        keepAliveTimeout: timeouts.idleTimeoutMs,
+        headersTimeout: Math.min(timeouts.headersTimeoutMs, timeouts.requestTimeoutMs),
+        requestTimeout: timeouts.requestTimeoutMs,
+        // How often node:http checks headersTimeout/requestTimeout (its default, 30 s, is coarser than short timeouts).
+        connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(timeouts.headersTimeoutMs / 4))),
+      },
+      handler,
+    );
     const h2 = http2.createServer(h2Options, h2Handler);
-    h2.on('session', (s) => tracker.addSession(s));
+    h2.on('session', onSession);
     h2.on('sessionError', () => {});
     const sniffer = new ProtocolSniffer(h1, h2);
     listener = net.createServer({ noDelay: true }, (socket) => sniffer.accept(socket));

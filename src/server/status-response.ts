@@ -7,6 +7,7 @@
 import type { OutgoingHttpHeaders } from 'node:http';
 import { WatchCacheError, ServiceUnavailableError, toWatchCacheError, type StatusDetails } from '../core/errors.js';
 import { StoreUnavailableError } from '../store/store-errors.js';
+import { PreconditionFailedError } from '../store/write-preconditions.js';
 import type { ResponseLike } from './http-types.js';
 
 export const JSON_TYPE = 'application/json';
@@ -36,8 +37,16 @@ export function asStatusError(err: unknown): WatchCacheError {
   return toWatchCacheError(err);
 }
 
+const causes = new WeakMap<ResponseLike, unknown>();
+
+/** The error a response was answered with by sendError (for the 5xx log). */
+export function errorCause(res: ResponseLike): unknown {
+  return causes.get(res);
+}
+
 /** Send the Status of an error (with Retry-After when the error carries one). */
 export function sendError(res: ResponseLike, err: unknown, headers: OutgoingHttpHeaders = {}): void {
+  causes.set(res, err);
   const e = asStatusError(err);
   const extra: OutgoingHttpHeaders = { ...headers };
   const retry = e.retryAfterSeconds ?? e.status.details?.retryAfterSeconds;
@@ -85,6 +94,9 @@ export function objectError(err: unknown, resource: string, name: string): Watch
   if (e.code === 404) return objectNotFound(resource, name);
   if (e.code === 409 && e.reason === 'AlreadyExists') {
     return statusError(409, 'AlreadyExists', `${resource} "${name}" already exists`, { name, kind: resource });
+  }
+  if (e instanceof PreconditionFailedError) {
+    return statusError(409, 'Conflict', `Operation cannot be fulfilled on ${resource} "${name}": ${e.detail}`, { name, kind: resource });
   }
   if (e.code === 409 && e.reason === 'Conflict') {
     const message = `Operation cannot be fulfilled on ${resource} "${name}": the object has been modified; please apply your changes to the latest version and try again`;

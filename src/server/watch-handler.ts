@@ -7,12 +7,14 @@
  * reached; Retry-After 1). Later failures (410 Expired, 504 too large RV)
  * arrive as one in-stream ERROR event, after which the response ends.
  *
- * timeoutSeconds is passed through; when absent (or 0) the watch lasts a
- * random duration in [1800, 3600) s, like kube-apiserver's
+ * timeoutSeconds is passed through, clamped to the server's maximum
+ * (limits/timeouts.ts); when absent (or 0) the watch lasts a random duration
+ * in [min, 2 min) s (min = 1800 by default), like kube-apiserver's
  * minRequestTimeout x (1 + rand).
  */
 import { TooManyRequestsError } from '../core/errors.js';
 import { asWatcher, type Watcher } from '../watch/watcher.js';
+import { DEFAULT_TIMEOUTS, jitteredWatchTimeoutSeconds } from './limits/timeouts.js';
 import { MSGPACK_TYPE, negotiateWatchEncoding } from './media-type.js';
 import type { ReadQuery } from './query-params.js';
 import type { ResourceRequest } from './resource-request.js';
@@ -20,17 +22,21 @@ import { notAcceptable, sendError } from './status-response.js';
 import type { WatchRegistry } from './watch-registry.js';
 import { WatchStream } from './watch-stream.js';
 
-export const MIN_REQUEST_TIMEOUT_SECONDS = 1800;
+export const MIN_REQUEST_TIMEOUT_SECONDS = DEFAULT_TIMEOUTS.minRequestTimeoutSeconds;
 
 /** Kubernetes' default watch duration: minRequestTimeout x (1 + rand[0,1)), in whole seconds. */
 export function defaultWatchTimeoutSeconds(random: () => number = Math.random): number {
-  return Math.floor(MIN_REQUEST_TIMEOUT_SECONDS * (1 + random()));
+  return jitteredWatchTimeoutSeconds(MIN_REQUEST_TIMEOUT_SECONDS, random);
 }
 
 export interface WatchDeps {
   readonly registry: WatchRegistry;
   /** The timeout of a watch that asked for none (seconds). */
   readonly defaultTimeoutSeconds: () => number;
+  /** A larger timeoutSeconds is clamped to this. */
+  readonly maxTimeoutSeconds: number;
+  /** Hears a watch stream that failed (logs). */
+  readonly onStreamFailure?: (err: unknown) => void;
 }
 
 /** Start a watch stream; resolves when the stream is over. */
@@ -55,7 +61,7 @@ export async function handleWatch(r: ResourceRequest, q: ReadQuery, deps: WatchD
       name: r.name,
       labelSelector: q.labelSelector,
       fieldSelector: q.fieldSelector,
-      timeoutSeconds: q.timeoutSeconds ?? deps.defaultTimeoutSeconds(),
+      timeoutSeconds: Math.min(q.timeoutSeconds ?? deps.defaultTimeoutSeconds(), deps.maxTimeoutSeconds),
     }));
   } catch (err) {
     deps.registry.cancel();
@@ -67,5 +73,7 @@ export async function handleWatch(r: ResourceRequest, q: ReadQuery, deps: WatchD
     'x-content-type-options': 'nosniff',
   });
   r.res.flushHeaders();
-  await deps.registry.run(new WatchStream(r.res, watcher, encoding, cache.encodings));
+  const stream = new WatchStream(r.res, watcher, encoding, cache.encodings);
+  stream.onFailure = deps.onStreamFailure;
+  await deps.registry.run(stream);
 }

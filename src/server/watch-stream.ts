@@ -20,9 +20,13 @@
  *   cache stop) the response is ended cleanly, also while the client is not
  *   reading (the end is queued behind the unread bytes); when the client goes
  *   away the watcher is stopped; shutdown() ends both.
+ * - Failure: an exception while encoding or writing this stream's events
+ *   ends THIS watch with one in-stream ERROR event (Status 500
+ *   InternalError), never the process; `onFailure` hears the cause (logs).
  */
+import { toWatchCacheError } from '../core/errors.js';
 import type { Watcher } from '../watch/watcher.js';
-import type { EncodingCounter, WatchEvent } from '../wire/watch-event.js';
+import { msgpack, type EncodingCounter, type WatchEvent } from '../wire/watch-event.js';
 import type { ResponseLike } from './http-types.js';
 
 export type WatchEncoding = 'json' | 'msgpack';
@@ -57,6 +61,8 @@ export class WatchStream {
   private partEvents = 0;
   /** Events written to the response. */
   eventsWritten = 0;
+  /** Called once with the cause when this stream fails (see the file comment). */
+  onFailure: ((err: unknown) => void) | undefined;
 
   constructor(res: ResponseLike, watcher: Watcher, encoding: WatchEncoding, counter: EncodingCounter) {
     this.res = res;
@@ -104,6 +110,8 @@ export class WatchStream {
           if (!this.flush()) await this.writable();
         }
       }
+    } catch (err) {
+      this.fail(err);
     } finally {
       this.watcher.stop('client');
       this.finish();
@@ -172,6 +180,26 @@ export class WatchStream {
 
   private wake(): void {
     this.wakeWriter?.();
+  }
+
+  /** End this watch with an ERROR event carrying a 500 Status (what was batched is dropped). */
+  private fail(err: unknown): void {
+    this.parts.length = 0;
+    this.partBytes = 0;
+    this.partEvents = 0;
+    this.onFailure?.(err);
+    if (this.closed || this.res.writableEnded) return;
+    const status = toWatchCacheError(err).status;
+    const event = { type: 'ERROR', object: { ...status, code: 500, reason: 'InternalError', message: `the watch failed: ${status.message}` } };
+    try {
+      if (this.encoding === 'json') this.res.write(JSON.stringify(event) + '\n');
+      else {
+        const frame = msgpack.pack(event);
+        this.res.write(Buffer.concat([lengthPrefix(frame), frame]));
+      }
+    } catch {
+      /* the response is broken too: finish() ends it */
+    }
   }
 
   private finish(): void {

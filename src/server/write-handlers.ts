@@ -5,13 +5,14 @@
  *   PUT    object      -> 200 and the stored object (404 missing; 409
  *                         Conflict when metadata.resourceVersion is stale)
  *   DELETE object      -> 200 and the deleted object: its last state with the
- *                         deletion RV (DeleteOptions.preconditions.resourceVersion
- *                         is honoured; other DeleteOptions are ignored)
+ *                         deletion RV (DeleteOptions.preconditions uid and
+ *                         resourceVersion are honoured: 409 Conflict when they
+ *                         do not match; other DeleteOptions are ignored)
  * Bodies are JSON, at most `bodyLimit` bytes (413 above). Every returned
  * object carries kind and apiVersion.
  */
 import { BadRequestError } from '../core/errors.js';
-import { deletePrecondition, prepareObject, withTypeMeta } from './object-shape.js';
+import { deletePreconditions, prepareObject, withTypeMeta } from './object-shape.js';
 import { checkWriteQuery } from './query-params.js';
 import { readJsonBody } from './request-body.js';
 import type { ResourceRequest } from './resource-request.js';
@@ -56,9 +57,9 @@ export async function handleDelete(r: ResourceRequest, bodyLimit: number): Promi
   const store = storeOf(r);
   checkWriteQuery(r.params);
   const body = await readJsonBody(r.req, bodyLimit, true);
-  const resourceVersion = deletePrecondition(body);
+  const preconditions = deletePreconditions(body);
   try {
-    const last = await store.delete(r.namespace ?? '', r.name!, resourceVersion === undefined ? {} : { resourceVersion });
+    const last = await store.delete(r.namespace ?? '', r.name!, preconditions);
     sendJSON(r.res, 200, withTypeMeta(last, r.served.spec));
   } catch (err) {
     throw objectError(err, r.served.spec.name, r.name!);

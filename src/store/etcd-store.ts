@@ -85,10 +85,12 @@ import {
   type IWatchResponse,
 } from 'etcd3';
 import { realClock, type Clock, type TimerHandle } from '../core/clock.js';
-import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.js';
+import { BadRequestError, ConflictError, NotFoundError, RequestEntityTooLargeError } from '../core/errors.js';
 import type { KubeObject, Store, StoreEvent, StoreListResult, StoreWatch } from '../core/types.js';
 import { StoreCompactedError, StoreUnavailableError } from './store-errors.js';
-import { checkPrecondition, identify } from './write-preconditions.js';
+import { StoreHealth } from './store-health.js';
+import { DEFAULT_OBJECT_LIMITS, markChecked, readableObject, storableObject, type ObjectLimits } from './stored-shape.js';
+import { checkDeletePreconditions, checkPrecondition, identify, type DeletePreconditions } from './write-preconditions.js';
 
 export interface EtcdStoreOptions {
   /** Client URLs, e.g. ['http://127.0.0.1:2379']. */
@@ -105,6 +107,8 @@ export interface EtcdStoreOptions {
   pageSize?: number;
   /** How long a broken watch keeps trying to resume before onError(StoreUnavailableError) (default 30000). */
   watchReconnectTimeoutMs?: number;
+  /** Depth and size limits of objects written and read (default DEFAULT_OBJECT_LIMITS). */
+  objectLimits?: ObjectLimits;
 }
 
 /** A raw etcd Watch stream (grpc-js duplex). */
@@ -122,9 +126,11 @@ interface WatchBackend {
   decodeEvent(ev: IEvent): StoreEvent | undefined;
   proveNoChangesSince(after: number): Promise<number | 'pending' | undefined>;
   forget(w: EtcdWatch): void;
+  readonly health: StoreHealth;
 }
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 5000;
+const PROBE_INTERVAL_MS = 1000;
 const DEFAULT_PAGE_SIZE = 500;
 const DEFAULT_WATCH_RECONNECT_TIMEOUT_MS = 30_000;
 const RECONNECT_BACKOFF_MIN_MS = 100;
@@ -149,6 +155,10 @@ export class EtcdStore implements Store {
   private readonly requestTimeoutMs: number;
   private readonly pageSize: number;
   private readonly watchReconnectTimeoutMs: number;
+  private readonly limits: ObjectLimits;
+  /** Reachability as requests and watches see it (store-health.ts): /readyz and the logs read it. */
+  readonly health = new StoreHealth();
+  private probe: NodeJS.Timeout | undefined;
   private readonly watches = new Set<EtcdWatch>();
   private readonly backend: WatchBackend;
   private closed = false;
@@ -169,6 +179,7 @@ export class EtcdStore implements Store {
     this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     this.pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
     this.watchReconnectTimeoutMs = options.watchReconnectTimeoutMs ?? DEFAULT_WATCH_RECONNECT_TIMEOUT_MS;
+    this.limits = options.objectLimits ?? DEFAULT_OBJECT_LIMITS;
     if (!(this.pageSize >= 1)) throw new BadRequestError('pageSize must be >= 1');
     const faultHandling: FaultHandling = {
       host: () => passThroughPolicy as unknown as ReturnType<NonNullable<FaultHandling['host']>>,
@@ -192,6 +203,7 @@ export class EtcdStore implements Store {
       },
     });
     this.backend = {
+      health: this.health,
       prefix: this.prefix,
       clock: this.clock,
       requestTimeoutMs: this.requestTimeoutMs,
@@ -248,7 +260,7 @@ export class EtcdStore implements Store {
       const res = await this.call('list', (deadline) => this.client.kv.range(req, { deadline }), revision);
       if (revision === 0) revision = Number(res.header.revision);
       for (const kv of res.kvs) {
-        const obj = decodeObject(kv.value, Number(kv.mod_revision));
+        const obj = decodeObject(kv.value, Number(kv.mod_revision), this.limits);
         if (obj !== undefined) items.push(obj);
       }
       if (!res.more || res.kvs.length === 0) break;
@@ -260,14 +272,15 @@ export class EtcdStore implements Store {
   async get(namespace: string, name: string): Promise<KubeObject> {
     const key = this.keyOf(namespace, name);
     const kv = await this.readKey(key, 'get', this.deadline());
-    const obj = kv === undefined ? undefined : decodeObject(kv.value, Number(kv.mod_revision));
+    const obj = kv === undefined ? undefined : decodeObject(kv.value, Number(kv.mod_revision), this.limits);
     if (obj === undefined) throw new NotFoundError(this.kind, name);
     return obj;
   }
 
   // ---------------------------------------------------------------- writes
 
-  async create(object: KubeObject): Promise<KubeObject> {
+  async create(given: KubeObject): Promise<KubeObject> {
+    const { object } = storableObject(given, this.limits);
     const { namespace, name } = identify(object);
     const key = this.keyOf(namespace, name);
     const metadata = { ...object.metadata };
@@ -295,13 +308,14 @@ export class EtcdStore implements Store {
     return freeze(object, metadata, Number(res.header.revision));
   }
 
-  async update(object: KubeObject): Promise<KubeObject> {
+  async update(given: KubeObject): Promise<KubeObject> {
+    const { object } = storableObject(given, this.limits);
     const { namespace, name } = identify(object);
     const key = this.keyOf(namespace, name);
     const deadline = this.deadline();
     let current = await this.readKey(key, 'update', deadline);
     for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
-      const prev = current === undefined ? undefined : decodeObject(current.value, Number(current.mod_revision));
+      const prev = current === undefined ? undefined : decodeObject(current.value, Number(current.mod_revision), this.limits);
       if (current === undefined || prev === undefined) throw new NotFoundError(this.kind, name);
       checkPrecondition(object.metadata.resourceVersion, prev, name, 'update');
       const metadata = { ...object.metadata };
@@ -329,15 +343,23 @@ export class EtcdStore implements Store {
     throw new ConflictError('Conflict', `Operation cannot be fulfilled on "${name}": too much contention, please retry`, name);
   }
 
-  /** Delete; `resourceVersion`, when given, must match the stored object's (409 Conflict). */
-  async delete(namespace: string, name: string, options: { resourceVersion?: string } = {}): Promise<KubeObject> {
+  /**
+   * Delete; the preconditions given (uid, resourceVersion) must match the stored object's (409
+   * Conflict). A value that is there but unreadable (not the stored shape) can be deleted without
+   * preconditions; the answer then carries only its namespace and name.
+   */
+  async delete(namespace: string, name: string, options: DeletePreconditions = {}): Promise<KubeObject> {
     const key = this.keyOf(namespace, name);
     const deadline = this.deadline();
     let current = await this.readKey(key, 'delete', deadline);
     for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
-      const prev = current === undefined ? undefined : decodeObject(current.value, Number(current.mod_revision));
-      if (current === undefined || prev === undefined) throw new NotFoundError(this.kind, name);
-      checkPrecondition(options.resourceVersion, prev, name, 'delete');
+      if (current === undefined) throw new NotFoundError(this.kind, name);
+      const decoded = decodeObject(current.value, Number(current.mod_revision), this.limits);
+      if (decoded === undefined && (options.uid !== undefined || (options.resourceVersion ?? '') !== '')) {
+        throw new NotFoundError(this.kind, name);
+      }
+      const prev = decoded ?? this.objectFromKey(key)!;
+      checkDeletePreconditions(options, prev, name);
       const res = await this.call(
         'delete',
         (d) =>
@@ -394,9 +416,21 @@ export class EtcdStore implements Store {
   }
 
   /** Stop every watch and close the client; later calls reject with StoreUnavailableError. */
+  /** After a failed request: probe etcd every second until one succeeds (the health then recovers by itself). */
+  private probeUntilReachable(): void {
+    if (this.probe !== undefined) return;
+    this.probe = setTimeout(() => {
+      this.probe = undefined;
+      if (this.closed || this.health.state.healthy) return;
+      this.currentResourceVersion().catch(() => undefined); // a failure re-arms the probe
+    }, PROBE_INTERVAL_MS);
+    this.probe.unref();
+  }
+
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    if (this.probe !== undefined) clearTimeout(this.probe);
     for (const w of [...this.watches]) w.stop();
     this.client.close();
   }
@@ -406,7 +440,7 @@ export class EtcdStore implements Store {
   /** Decode one watch event (undefined for a value this store did not write). */
   private decodeEvent(ev: IEvent): StoreEvent | undefined {
     const rv = Number(ev.kv.mod_revision);
-    const prevObject = ev.prev_kv ? decodeObject(ev.prev_kv.value, Number(ev.prev_kv.mod_revision)) : undefined;
+    const prevObject = ev.prev_kv ? decodeObject(ev.prev_kv.value, Number(ev.prev_kv.mod_revision), this.limits) : undefined;
     if (String(ev.type).toUpperCase() === 'DELETE') {
       // The last state with the deletion RV; if etcd no longer had the previous value (compacted),
       // fall back to the identity encoded in the key.
@@ -417,8 +451,12 @@ export class EtcdStore implements Store {
       if (prevObject !== undefined) event.prevObject = prevObject;
       return event;
     }
-    const object = decodeObject(ev.kv.value, rv);
-    if (object === undefined) return undefined;
+    const object = decodeObject(ev.kv.value, rv, this.limits);
+    if (object === undefined) {
+      // Unreadable (not ours, or not the stored shape): invisible, so a change into it reads as a deletion.
+      if (prevObject === undefined) return undefined;
+      return { type: 'DELETED', object: freeze(prevObject, prevObject.metadata, rv), prevObject, resourceVersion: rv };
+    }
     if (ev.kv.create_revision === ev.kv.mod_revision) return { type: 'ADDED', object, resourceVersion: rv };
     const event: StoreEvent = { type: 'MODIFIED', object, resourceVersion: rv };
     if (prevObject !== undefined) event.prevObject = prevObject;
@@ -494,9 +532,16 @@ export class EtcdStore implements Store {
   private async call<T>(op: string, fn: (deadline: number) => Promise<T>, atRevision = 0, deadline = this.deadline()): Promise<T> {
     if (this.closed) throw new StoreUnavailableError(`EtcdStore is closed (${op})`);
     try {
-      return await fn(deadline);
+      const result = await fn(deadline);
+      this.health.recover(this.health);
+      return result;
     } catch (err) {
-      throw this.mapError(op, err, atRevision);
+      const mapped = this.mapError(op, err, atRevision);
+      if (mapped instanceof StoreUnavailableError && !this.closed) {
+        this.health.fail(this.health, mapped);
+        this.probeUntilReachable();
+      }
+      throw mapped;
     }
   }
 
@@ -504,6 +549,9 @@ export class EtcdStore implements Store {
     if (err instanceof GRPCOutOfRangeError || (err instanceof Error && /required revision has been compacted/.test(err.message))) {
       const m = /compacted.*?(\d+)/.exec(err.message);
       return new StoreCompactedError(atRevision, m ? Number(m[1]) : atRevision);
+    }
+    if (err instanceof Error && /request is too large/.test(err.message)) {
+      return new RequestEntityTooLargeError(`etcd refused the ${op}: ${err.message} (etcd's --max-request-bytes)`);
     }
     if (isUnavailable(err)) {
       const detail = err instanceof Error ? err.message : String(err);
@@ -592,6 +640,7 @@ class EtcdWatch {
       this.watchId = res.watch_id;
       this.clearTimer();
       this.outageSince = undefined;
+      this.backend.health.recover(this);
       this.backoffMs = RECONNECT_BACKOFF_MIN_MS;
       if (res.canceled) this.canceled(res);
       // Note: the created header's revision is the store's current revision, NOT a proof that
@@ -652,6 +701,7 @@ class EtcdWatch {
     const { clock, watchReconnectTimeoutMs } = this.backend;
     const now = clock.now();
     if (this.outageSince === undefined) this.outageSince = now;
+    this.backend.health.fail(this, err);
     if (now - this.outageSince >= watchReconnectTimeoutMs) {
       this.fail(
         new StoreUnavailableError(
@@ -715,6 +765,7 @@ class EtcdWatch {
     this.stopped = true;
     this.abandonStream();
     this.backend.forget(this);
+    this.backend.health.recover(this); // a stopped watch no longer speaks for the store (a relist will)
   }
 
   private abandonStream(): void {
@@ -809,23 +860,23 @@ function encodeObject(object: KubeObject, metadata: KubeObject['metadata']): Buf
   return Buffer.from(JSON.stringify({ ...object, metadata: stored }));
 }
 
-function decodeObject(value: Buffer, rv: number): KubeObject | undefined {
+function decodeObject(value: Buffer, rv: number, limits: ObjectLimits): KubeObject | undefined {
   let parsed: unknown;
   try {
     parsed = JSON.parse(value.toString('utf8'));
   } catch {
     return undefined;
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return undefined;
-  const obj = parsed as KubeObject;
-  if (obj.metadata === null || typeof obj.metadata !== 'object' || Array.isArray(obj.metadata)) return undefined;
+  // The store-read boundary: anything without the stored shape (too deep, wrong types) is invisible.
+  const obj = readableObject(parsed, limits);
+  if (obj === undefined) return undefined;
   return freeze(obj, obj.metadata, rv);
 }
 
 /** A frozen copy (object and metadata) with metadata.resourceVersion = rv, as MemoryStore hands out. */
 function freeze(object: KubeObject, metadata: KubeObject['metadata'], rv: number): KubeObject {
   const meta = Object.freeze({ ...metadata, resourceVersion: String(rv) });
-  return Object.freeze({ ...object, metadata: meta }) as KubeObject;
+  return markChecked(Object.freeze({ ...object, metadata: meta }) as KubeObject);
 }
 
 

@@ -11,6 +11,11 @@
  *   Events are delivered asynchronously (one microtask per write burst), in RV
  *   order, like a real store's watch stream. compact(rv) drops the log below rv;
  *   a watch from below the compacted RV fails with StoreCompactedError.
+ * - The log compacts itself by count, bytes and age (memory-compaction.ts;
+ *   `compaction: false` turns that off), never dropping an event a running
+ *   watch has not been handed yet; `compactedResourceVersion` tells where.
+ * - Writes take only objects of the stored shape (stored-shape.ts: types,
+ *   null maps dropped, depth and size limits): anything else is a 400/413.
  */
 import { randomUUID } from 'node:crypto';
 import { realClock, type Clock } from '../core/clock.js';
@@ -23,8 +28,10 @@ import {
   type StoreListResult,
   type StoreWatch,
 } from '../core/types.js';
+import { LogBudget, type CompactionLimits } from './memory-compaction.js';
 import { StoreCompactedError } from './store-errors.js';
-import { checkPrecondition, identify } from './write-preconditions.js';
+import { DEFAULT_OBJECT_LIMITS, markChecked, storableObject, type ObjectLimits } from './stored-shape.js';
+import { checkDeletePreconditions, checkPrecondition, identify, type DeletePreconditions } from './write-preconditions.js';
 
 interface Subscriber {
   nextIndex: number; // index into `log` of the next event to deliver
@@ -37,6 +44,10 @@ export interface MemoryStoreOptions {
   clock?: Clock;
   /** Kind used in NotFound messages (default Pod). */
   kind?: string;
+  /** Depth and size limits of stored objects (default DEFAULT_OBJECT_LIMITS). */
+  objectLimits?: ObjectLimits;
+  /** Automatic compaction bounds (default DEFAULT_COMPACTION), or false for none. */
+  compaction?: Partial<CompactionLimits> | false;
 }
 
 export class MemoryStore implements Store {
@@ -49,10 +60,26 @@ export class MemoryStore implements Store {
   private flushScheduled = false;
   private readonly clock: Clock;
   private readonly kind: string;
+  private readonly limits: ObjectLimits;
+  private readonly budget: LogBudget | undefined;
+  /** Estimated JSON size of each stored object, by key (for the byte bound). */
+  private readonly sizes = new Map<string, number>();
 
   constructor(options: MemoryStoreOptions = {}) {
     this.clock = options.clock ?? realClock;
     this.kind = options.kind ?? 'Pod';
+    this.limits = options.objectLimits ?? DEFAULT_OBJECT_LIMITS;
+    this.budget = options.compaction === false ? undefined : new LogBudget(options.compaction);
+  }
+
+  /** The RV the log was last compacted to (0: never): a watch from below it fails as compacted. */
+  get compactedResourceVersion(): number {
+    return this.compactedRV;
+  }
+
+  /** Events in the change log. */
+  get logLength(): number {
+    return this.log.length;
   }
 
   /** The RV of the last write (0 for an empty store). */
@@ -75,7 +102,8 @@ export class MemoryStore implements Store {
     return obj;
   }
 
-  async create(object: KubeObject): Promise<KubeObject> {
+  async create(given: KubeObject): Promise<KubeObject> {
+    const { object, bytes } = storableObject(given, this.limits);
     const { namespace, name } = identify(object);
     const key = objectKey(namespace, name);
     if (this.objects.has(key)) {
@@ -86,11 +114,12 @@ export class MemoryStore implements Store {
       uid: randomUUID(),
       creationTimestamp: new Date(this.clock.now()).toISOString().replace(/\.\d{3}Z$/, 'Z'),
     });
-    this.commit(key, { type: 'ADDED', object: stored, resourceVersion: rv });
+    this.commit(key, { type: 'ADDED', object: stored, resourceVersion: rv }, bytes);
     return stored;
   }
 
-  async update(object: KubeObject): Promise<KubeObject> {
+  async update(given: KubeObject): Promise<KubeObject> {
+    const { object, bytes } = storableObject(given, this.limits);
     const { namespace, name } = identify(object);
     const key = objectKey(namespace, name);
     const prev = this.objects.get(key);
@@ -101,19 +130,19 @@ export class MemoryStore implements Store {
       uid: prev.metadata.uid,
       creationTimestamp: prev.metadata.creationTimestamp,
     });
-    this.commit(key, { type: 'MODIFIED', object: stored, prevObject: prev, resourceVersion: rv });
+    this.commit(key, { type: 'MODIFIED', object: stored, prevObject: prev, resourceVersion: rv }, bytes);
     return stored;
   }
 
-  /** Delete; `resourceVersion`, when given, must match the stored object's (409 Conflict). */
-  async delete(namespace: string, name: string, options: { resourceVersion?: string } = {}): Promise<KubeObject> {
+  /** Delete; the preconditions given (uid, resourceVersion) must match the stored object's (409 Conflict). */
+  async delete(namespace: string, name: string, options: DeletePreconditions = {}): Promise<KubeObject> {
     const key = objectKey(namespace, name);
     const prev = this.objects.get(key);
     if (prev === undefined) throw new NotFoundError(this.kind, name);
-    checkPrecondition(options.resourceVersion, prev, name, 'delete');
+    checkDeletePreconditions(options, prev, name);
     const rv = this.rv + 1;
-    const last: KubeObject = { ...prev, metadata: { ...prev.metadata, resourceVersion: String(rv) } };
-    this.commit(key, { type: 'DELETED', object: last, prevObject: prev, resourceVersion: rv });
+    const last = markChecked({ ...prev, metadata: { ...prev.metadata, resourceVersion: String(rv) } });
+    this.commit(key, { type: 'DELETED', object: last, prevObject: prev, resourceVersion: rv }, this.sizes.get(key) ?? 0);
     return last;
   }
 
@@ -126,6 +155,7 @@ export class MemoryStore implements Store {
     let drop = 0;
     while (drop < this.log.length && this.log[drop]!.resourceVersion <= target) drop++;
     this.log = this.log.slice(drop);
+    this.budget?.dropped(drop);
     for (const sub of this.subscribers) sub.nextIndex = Math.max(0, sub.nextIndex - drop);
   }
 
@@ -156,18 +186,28 @@ export class MemoryStore implements Store {
     };
   }
 
-  private commit(key: string, event: StoreEvent): void {
+  private commit(key: string, event: StoreEvent, bytes: number): void {
     this.rv = event.resourceVersion;
-    if (event.type === 'DELETED') this.objects.delete(key);
-    else this.objects.set(key, event.object);
+    if (event.type === 'DELETED') {
+      this.objects.delete(key);
+      this.sizes.delete(key);
+    } else {
+      this.objects.set(key, event.object);
+      this.sizes.set(key, bytes);
+    }
     this.log.push(event);
-    this.trimLog();
+    this.budget?.add(this.clock.now(), bytes);
+    this.autoCompact();
     if (this.subscribers.size > 0) this.scheduleFlush();
   }
 
-  /** Keep the log bounded: compact automatically past 1,000,000 entries (like etcd's auto-compaction). */
-  private trimLog(): void {
-    if (this.log.length > 1_000_000) this.compact(this.log[this.log.length - 500_000]!.resourceVersion);
+  /** Compact by count, bytes and age, keeping every event a running watch has not been handed yet. */
+  private autoCompact(): void {
+    if (this.budget === undefined) return;
+    let undelivered = this.log.length;
+    for (const sub of this.subscribers) if (!sub.stopped) undelivered = Math.min(undelivered, sub.nextIndex);
+    const drop = this.budget.excess(this.clock.now(), undelivered);
+    if (drop > 0) this.compact(this.log[drop - 1]!.resourceVersion);
   }
 
   private scheduleFlush(): void {
@@ -193,5 +233,5 @@ function stamp(object: KubeObject, rv: number, keep: { uid: string | undefined; 
   const metadata = { ...object.metadata, resourceVersion: String(rv) };
   if (keep.uid !== undefined) metadata.uid = keep.uid;
   if (keep.creationTimestamp !== undefined) metadata.creationTimestamp = keep.creationTimestamp;
-  return Object.freeze({ ...object, metadata: Object.freeze(metadata) }) as KubeObject;
+  return markChecked(Object.freeze({ ...object, metadata: Object.freeze(metadata) }) as KubeObject);
 }

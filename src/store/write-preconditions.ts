@@ -1,7 +1,8 @@
 /**
  * The write rules every store shares (MemoryStore and EtcdStore give the same
- * answers): what identifies an object, and the resourceVersion precondition
- * of update and delete (409 Conflict when stale).
+ * answers): what identifies an object, the resourceVersion precondition of
+ * update, and DELETE's preconditions (uid, resourceVersion): 409 Conflict
+ * when stale.
  */
 import { BadRequestError, ConflictError } from '../core/errors.js';
 import type { KubeObject } from '../core/types.js';
@@ -28,5 +29,35 @@ export function checkPrecondition(given: string | undefined, stored: KubeObject,
       `Operation cannot be fulfilled on "${name}": the object has been modified; please apply your changes to the latest version and try again (${verb} at resourceVersion ${given}, stored ${stored.metadata.resourceVersion})`,
       name,
     );
+  }
+}
+
+/** DeleteOptions.preconditions: each given field must equal the stored object's. */
+export interface DeletePreconditions {
+  uid?: string | undefined;
+  resourceVersion?: string | undefined;
+}
+
+/**
+ * 409 Conflict for a failed DELETE precondition, worded as kube-apiserver
+ * does (`Precondition failed: UID in precondition: X, UID in object meta: Y`);
+ * `detail` is that sentence, for callers that re-word the message.
+ */
+export class PreconditionFailedError extends ConflictError {
+  readonly detail: string;
+  constructor(name: string, detail: string) {
+    super('Conflict', `Operation cannot be fulfilled on "${name}": ${detail}`, name);
+    this.detail = detail;
+  }
+}
+
+/** Check a DELETE's preconditions against the stored object (uid first, then resourceVersion, as Kubernetes). */
+export function checkDeletePreconditions(pre: DeletePreconditions, stored: KubeObject, name: string): void {
+  if (pre.uid !== undefined && pre.uid !== stored.metadata.uid) {
+    throw new PreconditionFailedError(name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${stored.metadata.uid ?? ''}`);
+  }
+  const rv = pre.resourceVersion;
+  if (rv !== undefined && rv !== '' && rv !== stored.metadata.resourceVersion) {
+    throw new PreconditionFailedError(name, `Precondition failed: ResourceVersion in precondition: ${rv}, ResourceVersion in object meta: ${stored.metadata.resourceVersion ?? ''}`);
   }
 }

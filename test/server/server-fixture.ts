@@ -9,6 +9,7 @@ import type { HistoryOptions } from '../../src/history/event-history.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { resolveResource, resourceInfo } from '../../src/server/resources.js';
 import { createWatchServer, type TlsOptions, type WatchServer } from '../../src/server/server.js';
+import type { ServerTimeouts } from '../../src/server/limits/timeouts.js';
 
 export interface FixtureOptions {
   resources?: string[];
@@ -21,6 +22,7 @@ export interface FixtureOptions {
   blockTimeoutMs?: number;
   bookmarkFrequencyMs?: number;
   bodyLimitBytes?: number;
+  timeouts?: Partial<ServerTimeouts>;
 }
 
 export interface Fixture {
@@ -64,6 +66,7 @@ export async function startFixture(o: FixtureOptions = {}): Promise<Fixture> {
     tls: o.tls,
     maxWatches: o.maxWatches,
     bodyLimitBytes: o.bodyLimitBytes,
+    timeouts: o.timeouts,
     shutdownGraceMs: 1000,
   });
   const address = await server.listen();
