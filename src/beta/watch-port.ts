@@ -12,6 +12,7 @@
  * numbers in the state cells) by whichever thread owns it, or the server
  * raises the ENDED flag and wakes the consumer when it does not own it.
  */
+import { SyncCursor } from '../sync/sync-cursor.js';
 import { Unpackr } from 'msgpackr';
 import { makeStatus } from '../core/errors.js';
 import { apiVersionOf, type KubeObject, type ResourceInfo, type WatchEventLike, type WatchEventType } from '../core/types.js';
@@ -32,6 +33,8 @@ export interface WatchPortHandle {
   readonly ring: HistoryRingHandle;
   /** Int32 [ENDED] + Float64 [_, POSITION, OLDEST] (24 bytes). */
   readonly state: SharedArrayBuffer;
+  /** The watcher's cursor cell (shared): the consumer sets its drained flag, as an in-thread one does. */
+  readonly cursor: Float64Array;
   /** The initial events (msgpack array of {type, object}), for '0' and sendInitialEvents starts. */
   readonly initial: SharedArrayBuffer | null;
   readonly resource: ResourceInfo;
@@ -50,6 +53,7 @@ export class RemoteWatch implements AsyncIterableIterator<WatchEventLike> {
   private readonly unpackr = new Unpackr({ useRecords: false });
   private readonly i32: Int32Array;
   private readonly f64: Float64Array;
+  private readonly cursor: SyncCursor;
   private readonly resource: ResourceInfo;
   private initial: WatchEventLike[];
   private done = false;
@@ -61,6 +65,7 @@ export class RemoteWatch implements AsyncIterableIterator<WatchEventLike> {
     this.reader = new HistoryRingReader(handle.ring);
     this.i32 = new Int32Array(handle.state, 0, 1);
     this.f64 = new Float64Array(handle.state, 0, 3);
+    this.cursor = new SyncCursor(handle.cursor);
     this.resource = handle.resource;
     this.initial = handle.initial === null ? [] : (this.unpackr.unpack(new Uint8Array(handle.initial)) as WatchEventLike[]);
   }
@@ -83,6 +88,7 @@ export class RemoteWatch implements AsyncIterableIterator<WatchEventLike> {
         return this.finish();
       }
       const variant = this.channel.lastVariant as number;
+      if (this.channel.size === 0) this.cursor.drained(); // candidate order key 2, seen by the sync worker
       if (variant === VARIANT_BOOKMARK) return { done: false, value: this.bookmark(ref) };
       const ev = this.decode(ref, variant);
       // The reference left the ring: an honest 410, never wrong data.

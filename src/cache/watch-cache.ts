@@ -13,6 +13,7 @@
  * Watch start: the initial events (a state snapshot or a stretch of history)
  * are cut and the watcher registered for live dispatch in one synchronous
  * step, so nothing can fall between them (rule 1 of the semantics notes).
+ * Which start a watch gets is a table of start kinds (src/cache/start-kinds.ts).
  */
 import { realClock, type Clock, type TimerHandle } from '../core/clock.js';
 import {
@@ -42,10 +43,13 @@ import type { Watch } from '../watch/watch.js';
 import { Watcher, type EndReason, type WatcherOwner } from '../watch/watcher.js';
 import { msgpack, type EncodingCounter, type WatchEvent } from '../wire/watch-event.js';
 import { checkMode, checkPositive, suggestedChannelSize, type Mode, type WatchCacheOptions } from './cache-options.js';
+import { engineOptionsOf } from './engine-options.js';
+import type { FaultPoints } from '../watch/fault-points.js';
 import { Freshness } from './freshness.js';
 import { ObjectState, splitKey } from './object-state.js';
 import { CacheReads, type ListResult } from './cache-reads.js';
 import { Reflector } from './reflector.js';
+import { startKindOf, type StartActions } from './start-kinds.js';
 import { channels } from '../observe/channels.js';
 import { Delivery } from '../selection/selection.js';
 import { Expiry, errorEvent } from './expiry.js';
@@ -78,6 +82,8 @@ export class WatchCache {
   private readonly freshness: Freshness;
   private readonly reflector: Reflector;
   private readonly reads: CacheReads;
+  /** Test-only fault points (engine-internal option, src/cache/engine-options.ts); undefined outside the harness. */
+  private readonly faults: FaultPoints | undefined;
   private readonly watchers = new Set<Watcher>();
   private readonly timeouts = new Map<Watcher, TimerHandle>();
   private rv = 0;
@@ -102,6 +108,7 @@ export class WatchCache {
     this.channelCapacity = options.channelCapacity;
     this.blockTimeoutMs = checkPositive('blockTimeoutMs', options.blockTimeoutMs, 3000);
     this.skipTimeoutFallback = options.skipTimeoutFallback === true;
+    this.faults = engineOptionsOf(options)?.faults;
     const passOptions = resolvePassOptions(options.pass, this.mode);
     this.counters = new CacheMetrics(this.resource, options.registry);
     this.metrics = this.counters.registry;
@@ -127,6 +134,7 @@ export class WatchCache {
       triggerField: this.triggerField,
       resourceName: this.resource.resource,
       source: this,
+      faults: this.faults,
       lastDispatchedRV: () => this.dispatcher.lastDispatchedRV,
       cacheRV: () => this.rv,
       register: (w, position, initial) => this.register(w, position, initial),
@@ -329,7 +337,7 @@ export class WatchCache {
       new Uint8Array(initial).set(bytes);
     }
     if (w.state === 'draining') channel.endRemote(); // (defensive: a start that already failed)
-    return { kind: 'watchcache.watch-port', version: 1, channel: channel.spsc.handle, ring, state, initial, resource: this.resource };
+    return { kind: 'watchcache.watch-port', version: 1, channel: channel.spsc.handle, ring, state, cursor: w.cursor.cell, initial, resource: this.resource };
   }
 
   /** Initial events of remote watches, taken by watchPort right after registration. */
@@ -342,7 +350,7 @@ export class WatchCache {
     const usesTrigger = selection.triggerValue !== undefined;
     const capacity = v.channelCapacity ?? this.channelCapacity ?? suggestedChannelSize(this.history.capacity, this.history.eventFreshDurationMs, this.triggerField !== undefined, usesTrigger);
     const spec = this.strategy.watchers.channelFor(capacity, remoteState);
-    const w = new Watcher({ id: this.nextWatcherId++, selection, capacity, allowBookmarks: v.allowBookmarks, owner: this.owner, ...(spec ?? {}) });
+    const w = new Watcher({ id: this.nextWatcherId++, selection, capacity, allowBookmarks: v.allowBookmarks, owner: this.owner, faults: this.faults, ...(spec ?? {}) });
     this.watchers.add(w);
     this.counters.registeredWatchers.set(this.watchers.size);
     this.strategy.watchers.registered(w);
@@ -359,37 +367,19 @@ export class WatchCache {
       const onAbort = (): void => w.stop('client');
       signal.addEventListener('abort', onAbort, { once: true });
     }
-    const sie = v.sendInitialEvents;
-    if (v.rv === '' && sie !== false) {
-      // Consistent start: catch up to the store's current RV first (up to blockTimeoutMs).
-      this.consistentRV()
-        .then((target) => this.freshness.wait(target))
-        .then(
-          () => this.startFromState(w, sie === true && v.allowBookmarks),
-          (err: unknown) => this.failStart(w, toWatchCacheError(err)),
-        );
-    } else if (v.rv === '') {
-      // sendInitialEvents=false with '': start at the store's current RV, no initial events.
-      this.consistentRV().then(
-        (target) => this.startFromRV(w, target),
-        (err: unknown) => this.failStart(w, toWatchCacheError(err)),
-      );
-    } else if (sie === true && v.rv <= this.rv) {
-      this.startFromState(w, v.allowBookmarks); // fresh enough already: registered now
-    } else if (sie === true) {
-      const n = v.rv;
-      this.freshness.wait(n).then(
-        () => this.startFromState(w, v.allowBookmarks),
-        (err: unknown) => this.failStart(w, toWatchCacheError(err)),
-      );
-    } else if (v.rv === 0) {
-      if (sie === false) this.startFromRV(w, this.rv);
-      else this.startFromState(w, false);
-    } else {
-      this.startFromRV(w, v.rv);
-    }
+    // The start kinds, in order (src/cache/start-kinds.ts): the first that applies starts it.
+    startKindOf(v, this.rv).start(this.startActions, w, v, this.rv);
     return w;
   }
+
+  /** What the start kinds use (src/cache/start-kinds.ts). */
+  private readonly startActions: StartActions = {
+    consistentRV: () => this.consistentRV(),
+    untilFresh: (rv) => this.freshness.wait(rv),
+    fromState: (w, endBookmark) => this.startFromState(w, endBookmark),
+    fromRV: (w, rv) => this.startFromRV(w, rv),
+    fail: (w, err) => this.failStart(w, toWatchCacheError(err)),
+  };
 
   /** Initial state as ADDED events (then the initial-events-end bookmark if asked), then live. */
   private startFromState(w: Watcher, endBookmark: boolean): void {

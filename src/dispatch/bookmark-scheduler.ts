@@ -12,7 +12,6 @@ import type { ResourceInfo } from '../core/types.js';
 import { apiVersionOf } from '../core/types.js';
 import { WatchEvent } from '../wire/watch-event.js';
 import type { Watcher } from '../watch/watcher.js';
-import { fault, FAULTS } from '../testing/faults.js';
 
 export const DEADLINE_BOOKMARK_LEAD_MS = 2000;
 
@@ -93,7 +92,7 @@ export class BookmarkScheduler {
         // none at or below the start (it would tell the client nothing new).
         if (!w.unsynced && rv >= w.position && rv > w.startPosition) {
           bookmark ??= bookmarkEvent(this.resource, rv);
-          if (FAULTS.active !== undefined && w.position > 1 && fault('bookmark-backwards')) {
+          if (w.faults !== undefined && w.faults.bookmarkBelowPosition(w)) {
             w.push(bookmarkEvent(this.resource, w.position - 1));
             this.schedule(w);
             continue;

@@ -25,6 +25,7 @@ import type { PassOptions } from '../sync/pass-options.js';
 import type { InitialSource } from '../watch/initial-source.js';
 import type { WatcherChannel } from '../watch/watcher-channel.js';
 import type { Watcher } from '../watch/watcher.js';
+import type { FaultPoints } from '../watch/fault-points.js';
 import type { WatchCacheOptions } from '../cache/cache-options.js';
 import type { Expiry } from '../cache/expiry.js';
 
@@ -44,6 +45,8 @@ export interface StrategyContext {
   readonly resourceName: string;
   /** The cache itself, as the observer channels name it. */
   readonly source: object;
+  /** Test-only fault points (engine-internal option; the harness): a strategy hands them to its main-thread passes. */
+  readonly faults: FaultPoints | undefined;
   lastDispatchedRV(): number;
   /** The last RV the cache applied. */
   cacheRV(): number;

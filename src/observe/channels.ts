@@ -9,6 +9,7 @@
  * are process-wide: a subscriber filters on it).
  */
 import diagnostics_channel from 'node:diagnostics_channel';
+import type { PassMember, PassStats } from '../sync/sync-pass.js';
 
 export const CHANNEL_NAMES = {
   stall: 'watchcache:stall',
@@ -19,6 +20,17 @@ export const CHANNEL_NAMES = {
   catchUpMain: 'watchcache:catchup-main',
   mirror: 'watchcache:mirror',
   event: 'watchcache:event',
+} as const;
+
+/**
+ * Tool channels: per-pass detail for the simulator's cost model. Their
+ * payloads carry engine objects (the pass members), so they are not part of
+ * the public contract: not exported from the package entry (`observeTool`).
+ */
+export const TOOL_CHANNEL_NAMES = {
+  passStart: 'watchcache:pass-start',
+  passWork: 'watchcache:pass-work',
+  passResync: 'watchcache:pass-resync',
 } as const;
 
 /** A watcher entered its mode's unsynced set. */
@@ -76,6 +88,42 @@ export interface PassMessage {
   expired: number;
 }
 
+/**
+ * One sync pass starts (every pass: alpha's on the main thread, the sync
+ * worker's). `cache` is the cache, or for a worker's pass its pass host (the
+ * worker thread has no cache; in-process: `betaSyncOf(cache).inProcessHost`).
+ */
+export interface PassStartMessage {
+  cache: object;
+  /** The unsynced members it walks, in order (read them now: the pass moves them). */
+  members: readonly PassMember[];
+  oldestServableRV: number | undefined;
+}
+
+/**
+ * The work one sync pass did in one synchronous stretch (the pass itself,
+ * each retry round): published at the end of the stretch and, marked
+ * `ended`, just before the pass reports its stats (counts since the
+ * previous message of the same pass).
+ */
+export interface PassWorkMessage {
+  cache: object;
+  /** Intervals opened (one per cohort). */
+  opens: number;
+  scanned: number;
+  pushes: number;
+  /** Real time since the stretch began (ms). */
+  durationMs: number;
+  /** The pass's stats on the message published as it ends; undefined otherwise. */
+  ended: PassStats | undefined;
+}
+
+/** A sync pass resyncs one member (published just before its host does: alpha's resync, beta's hand-back request). */
+export interface PassResyncMessage {
+  cache: object;
+  member: PassMember;
+}
+
 /** Beta: main-thread time spent on catch-up outside the live path. */
 export interface CatchUpMainMessage {
   cache: object;
@@ -116,6 +164,9 @@ export const channels = {
   expire: diagnostics_channel.channel(CHANNEL_NAMES.expire),
   watcherEnd: diagnostics_channel.channel(CHANNEL_NAMES.watcherEnd),
   pass: diagnostics_channel.channel(CHANNEL_NAMES.pass),
+  passStart: diagnostics_channel.channel(TOOL_CHANNEL_NAMES.passStart),
+  passWork: diagnostics_channel.channel(TOOL_CHANNEL_NAMES.passWork),
+  passResync: diagnostics_channel.channel(TOOL_CHANNEL_NAMES.passResync),
   catchUpMain: diagnostics_channel.channel(CHANNEL_NAMES.catchUpMain),
   mirror: diagnostics_channel.channel(CHANNEL_NAMES.mirror),
   event: diagnostics_channel.channel(CHANNEL_NAMES.event),
@@ -132,16 +183,31 @@ interface MessageOf {
   event: EventPhasesMessage;
 }
 
+interface ToolMessageOf {
+  passStart: PassStartMessage;
+  passWork: PassWorkMessage;
+  passResync: PassResyncMessage;
+}
+
 /**
  * Subscribe to one channel for one cache; returns the unsubscribe function.
  * (Tools use this; any diagnostics_channel subscriber works the same way.)
  */
 export function observe<K extends keyof MessageOf>(cache: object, name: K, onMessage: (message: MessageOf[K]) => void): () => void {
+  return subscribeFor(cache, CHANNEL_NAMES[name], onMessage);
+}
+
+/** `observe` for the tool channels (engine-internal: the simulator). */
+export function observeTool<K extends keyof ToolMessageOf>(cache: object, name: K, onMessage: (message: ToolMessageOf[K]) => void): () => void {
+  return subscribeFor(cache, TOOL_CHANNEL_NAMES[name], onMessage);
+}
+
+function subscribeFor<T>(cache: object, channel: string, onMessage: (message: T) => void): () => void {
   const listener = (message: unknown): void => {
-    if ((message as { cache?: unknown }).cache === cache) onMessage(message as MessageOf[K]);
+    if ((message as { cache?: unknown }).cache === cache) onMessage(message as T);
   };
-  diagnostics_channel.subscribe(CHANNEL_NAMES[name], listener);
+  diagnostics_channel.subscribe(channel, listener);
   return () => {
-    diagnostics_channel.unsubscribe(CHANNEL_NAMES[name], listener);
+    diagnostics_channel.unsubscribe(channel, listener);
   };
 }

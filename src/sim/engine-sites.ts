@@ -3,19 +3,18 @@
  *  - the watchers' sync state through the engine's observer channels
  *    (watchcache:stall, :resync, :expire, :watcher-end, :catchup-main and
  *    :event for beta's ring mirror time; docs/observability.md);
- *  - the passes themselves through PassObserver.attach, which interposes on
- *    a SyncPass and its host to model their cost in virtual time (alpha: the
- *    StallPolicy's pass; beta: the in-process worker's pass, whose scheduler
- *    gets a clock view that stays busy while a modelled pass runs).
- * Nothing here reaches a private member.
+ *  - the passes themselves through the engine's pass channels
+ *    (watchcache:pass-start, :pass-work, :pass-resync), which PassObserver
+ *    turns into modelled cost in virtual time (alpha: the cache's passes;
+ *    beta: the in-process worker's, whose scheduler gets a clock view that
+ *    stays busy while a modelled pass runs, through PassScheduler.useClock).
+ * Nothing here reaches a private member or wraps a method.
  */
 import type { WatchCache } from '../cache/watch-cache.js';
-import type { RingEventRef, WorkerMember, WorkerPassHost } from '../beta/worker-pass-host.js';
+import type { WorkerPassHost } from '../beta/worker-pass-host.js';
 import type { Clock, TimerHandle } from '../core/clock.js';
-import type { WatchCacheEvent } from '../history/watch-cache-event.js';
 import { observe } from '../observe/channels.js';
-import type { PassStats } from '../sync/sync-pass.js';
-import type { Watcher } from '../watch/watcher.js';
+import type { SchedulingClock } from '../sync/pass-scheduler.js';
 import type { PassObserver } from './pass-observer.js';
 import { stallPolicyOf, betaSyncOf } from '../cache/cache-internals.js';
 
@@ -63,14 +62,17 @@ export function observeAlpha(cache: WatchCache, o: PassObserver): SiteAccounting
   const sp = stallPolicyOf(cache);
   if (sp === undefined) return undefined;
   const state = followSyncState(cache, o);
-  o.attach<Watcher, WatchCacheEvent>({ pass: sp.pass, host: sp, idOf: (w) => w.id, onMainThread: true });
+  const unfollow = o.follow({ source: cache, onMainThread: true });
   return {
     unsynced: state.unsynced,
     mainThreadWorkMs: () => sp.scheduler.workMs,
     offThreadWorkMs: () => 0,
     ringMirrorMs: () => 0,
     poll: () => {},
-    close: state.close,
+    close: () => {
+      state.close();
+      unfollow();
+    },
   };
 }
 
@@ -82,10 +84,10 @@ export function observeAlpha(cache: WatchCache, o: PassObserver): SiteAccounting
  * except that after modelled pass work the worker's time stands at the end
  * of that work (busyUntil) until the engine's clock catches up, its timers
  * fire no earlier than that, and a pass asked for while it is still busy
- * starts when it is free (see observeBeta). The main thread's time is
- * untouched: the passes run off it.
+ * starts when it is free (busyForMs, read by the PassScheduler). The main
+ * thread's time is untouched: the passes run off it.
  */
-class WorkerClockView implements Clock {
+class WorkerClockView implements SchedulingClock {
   private busyUntil = -Infinity;
   readonly base: Clock;
   constructor(base: Clock) {
@@ -96,7 +98,7 @@ class WorkerClockView implements Clock {
     this.busyUntil = this.now() + ms;
   }
   /** Engine-clock ms until the worker is free (<= 0: free now). */
-  freeIn(): number {
+  busyForMs(): number {
     return this.busyUntil - this.base.now();
   }
   now(): number {
@@ -141,18 +143,11 @@ export function observeBeta(cache: WatchCache, o: PassObserver): SiteAccounting 
       if (host !== undefined) return;
       host = beta.inProcessHost;
       if (host === undefined) return;
-      const pass = host.pass;
       const view = new WorkerClockView(host.scheduler.schedulingClock);
-      host.scheduler.useClock(view);
-      o.attach<WorkerMember, RingEventRef>({ pass, host, idOf: (m) => m.id, onMainThread: false, spendOffThread: (ms) => view.spend(ms) });
       // One thread: a pass asked for while the last one is still running (in modelled time) starts when it ends.
-      const run = pass.run.bind(pass);
-      const members = host.members;
-      pass.run = (unsynced: Iterable<WorkerMember>, done: (stats: PassStats) => void): void => {
-        const wait = view.freeIn();
-        if (wait <= 0) run(unsynced, done);
-        else view.base.setTimeout(() => run(members.values(), done), wait);
-      };
+      host.scheduler.useClock(view);
+      // The worker's passes name their host as their `cache` (the worker has no cache).
+      offs.push(o.follow({ source: host, onMainThread: false, spendOffThread: (ms) => view.spend(ms) }));
     },
     close: () => {
       state.close();

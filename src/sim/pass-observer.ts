@@ -1,8 +1,9 @@
 /**
  * PassObserver: the simulator's window into sync passes, for alpha (passes
  * on the main thread, StallPolicy) and beta (the sync worker's passes, run
- * in-process under virtual time). It interposes on one SyncPass and its host
- * (observation only: every call is passed through unchanged) to:
+ * in-process under virtual time). It subscribes to the engine's pass
+ * channels (watchcache:pass-start, :pass-work, :pass-resync;
+ * docs/observability.md) to:
  *  - count interval opens, scanned events and pushes, and turn them into a
  *    modelled cost; passes on the main thread (alpha) charge it to the
  *    thread in virtual time, so a pass delays live dispatch by its duration
@@ -17,7 +18,8 @@
  * engine-sites.ts.
  */
 import type { Clock } from '../core/clock.js';
-import { Offer, type PassCursor, type PassEvent, type PassHost, type PassMember, type PassStats, type SyncPass } from '../sync/sync-pass.js';
+import { observeTool, type PassWorkMessage } from '../observe/channels.js';
+import type { PassMember } from '../sync/sync-pass.js';
 import type { Consumer } from './consumer.js';
 import type { FairnessSummary } from './result.js';
 import type { CostSpec } from './scenario.js';
@@ -50,11 +52,10 @@ export interface ObserverEnv {
   laggardAgeMs: number;
 }
 
-/** One SyncPass and its host, as a mode runs them. */
-export interface ObservedPass<M extends PassMember, E extends PassEvent = PassEvent> {
-  pass: SyncPass<E, M>;
-  host: PassHost<E, M>;
-  idOf(member: M): number;
+/** The passes of one mode, as the engine's pass channels name them. */
+export interface FollowedPasses {
+  /** The `cache` of their messages: alpha, the cache; beta, the in-process worker's pass host. */
+  source: object;
   /** The passes run on the main thread (alpha): their modelled cost is charged to it. */
   onMainThread: boolean;
   /** Off the main thread: how the pass thread spends its modelled time (beta: its own clock view). */
@@ -71,7 +72,7 @@ export class PassObserver {
   /** Modelled pass cost spent off the main thread (beta's worker). */
   offThreadModelledMs = 0;
   peakUnsynced = 0;
-  /** Real ms spent inside passes (their synchronous parts and retry rounds), measured here. */
+  /** Real ms spent inside passes (their synchronous parts and retry rounds), as watchcache:pass-work reports them. */
   realMs = 0;
   private neverServed = 0;
   private readonly env: ObserverEnv;
@@ -85,6 +86,8 @@ export class PassObserver {
   private pendingFixedUs = 0;
   private onMainThread = true;
   private spendOffThread: ((ms: number) => void) | undefined;
+  /** The candidates of the pass running now, as it started. */
+  private eligible: Eligible[] = [];
 
   constructor(env: ObserverEnv) {
     this.env = env;
@@ -135,77 +138,46 @@ export class PassObserver {
     };
   }
 
-  // ---- interposition ----
+  // ---- the engine's pass channels ----
 
-  attach<M extends PassMember, E extends PassEvent>(site: ObservedPass<M, E>): void {
-    const host = site.host;
+  /**
+   * Follow the passes whose observer messages name `site.source` (alpha: the
+   * cache; beta: the in-process worker's pass host). Returns the unsubscribe.
+   */
+  follow(site: FollowedPasses): () => void {
     this.onMainThread = site.onMainThread;
     this.spendOffThread = site.spendOffThread;
-    const open = host.open.bind(host);
-    host.open = (afterRV: number): PassCursor<E> => {
-      this.opens++;
-      this.pendingUnits += this.env.intervalOpenCost;
-      const cursor = open(afterRV);
-      const next = cursor.next.bind(cursor);
-      // Patch the cursor itself: the pass also reads its other fields (interrupted, endRV).
-      cursor.next = (): E | undefined => {
-        const ev = next();
-        if (ev !== undefined) {
-          this.scanned++;
-          this.pendingUnits++;
-        }
-        return ev;
-      };
-      return cursor;
-    };
-    const offer = host.offer.bind(host);
-    host.offer = (m: M, ev: E): Offer => {
-      const r = offer(m, ev);
-      if (r === Offer.Pushed) {
-        this.pushes++;
-        this.pendingPushes++;
-      }
-      return r;
-    };
-    const defer = host.defer.bind(host);
-    host.defer = (fn: () => void): void =>
-      defer(() => {
-        const t0 = performance.now();
-        fn();
-        this.realMs += performance.now() - t0;
-        this.charge();
-      });
-    const resync = host.resync.bind(host);
-    host.resync = (m: M): void => {
-      const id = site.idOf(m);
-      const t = this.tracks.get(id);
-      if (t !== undefined) this.noteService(t); // the pass served it up to the resync point
-      resync(m); // the watcher's resync itself arrives on watchcache:resync (engine-sites.ts)
-    };
-    const pass = site.pass;
-    const run = pass.run.bind(pass);
-    pass.run = (unsynced: Iterable<M>, done: (stats: PassStats) => void): void => {
-      this.passes++;
-      const members = [...unsynced]; // one walk for us, one for the pass
-      const eligible = this.beforePass(members, host.oldestServableRV(), site.idOf);
-      const c = this.env.cost;
-      this.pendingFixedUs += members.length * c.passUsPerWatcher + Math.min(eligible.length, this.env.maxWatchers) * c.passUsPerCandidate;
-      const t0 = performance.now();
-      let measured = false;
-      const measure = (): void => {
-        if (measured) return;
-        measured = true;
-        this.realMs += performance.now() - t0;
-      };
-      run(members, (stats) => {
-        measure(); // when done is called within the synchronous part
-        this.charge(); // before the scheduler reads the pass duration
-        this.afterPass(eligible);
-        done(stats);
-      });
-      measure();
-      this.charge();
-    };
+    const offs = [
+      observeTool(site.source, 'passStart', (m) => this.passStarted(m.members, m.oldestServableRV)),
+      observeTool(site.source, 'passWork', (m) => this.passWorked(m)),
+      observeTool(site.source, 'passResync', (m) => {
+        const t = this.tracks.get(idOf(m.member));
+        if (t !== undefined) this.noteService(t); // the pass served it up to the resync point
+      }),
+    ];
+    return () => offs.forEach((off) => off());
+  }
+
+  private passStarted(members: readonly PassMember[], oldest: number | undefined): void {
+    this.passes++;
+    const eligible = this.beforePass(members, oldest);
+    const c = this.env.cost;
+    this.pendingFixedUs += members.length * c.passUsPerWatcher + Math.min(eligible.length, this.env.maxWatchers) * c.passUsPerCandidate;
+    this.eligible = eligible;
+  }
+
+  private passWorked(m: PassWorkMessage): void {
+    this.opens += m.opens;
+    this.scanned += m.scanned;
+    this.pushes += m.pushes;
+    this.pendingUnits += m.opens * this.env.intervalOpenCost + m.scanned;
+    this.pendingPushes += m.pushes;
+    if (m.ended === undefined) this.realMs += m.durationMs; // the end of a synchronous stretch
+    this.charge(); // at an end: before the scheduler reads the pass duration
+    if (m.ended !== undefined) {
+      this.afterPass(this.eligible);
+      this.eligible = [];
+    }
   }
 
   /** Turn the pass work done since the last charge into modelled time. */
@@ -233,7 +205,7 @@ export class PassObserver {
     if (!resynced && !t.served && t.hadRoom) this.neverServed++;
   }
 
-  private beforePass<M extends PassMember>(members: M[], oldest: number | undefined, idOf: (m: M) => number): Eligible[] {
+  private beforePass(members: readonly PassMember[], oldest: number | undefined): Eligible[] {
     const out: Eligible[] = [];
     if (members.length > this.peakUnsynced) this.peakUnsynced = members.length;
     for (const m of members) {
@@ -267,6 +239,11 @@ export class PassObserver {
     } else bump(this.gaps, waited);
     t.waited = 0;
   }
+}
+
+/** A member's watcher id (the engine's watchers are numbered). */
+function idOf(m: PassMember): number {
+  return Number(m.id);
 }
 
 function bump(m: Map<number, number>, k: number): void {

@@ -15,6 +15,16 @@ import type { PassStats } from './sync-pass.js';
 
 export type PeriodKind = 'normal' | 'busy' | 'idle';
 
+/**
+ * The clock a scheduler runs on. `busyForMs` (optional): how long its thread
+ * is still busy; a pass asked for meanwhile starts when it is free. Only the
+ * simulator's view of beta's in-process worker has it (a real thread is busy
+ * while a pass runs; under virtual time a pass takes no time).
+ */
+export interface SchedulingClock extends Clock {
+  busyForMs?(): number;
+}
+
 export interface PassRunner {
   /** True while there is anything to serve. */
   hasWork(): boolean;
@@ -40,7 +50,7 @@ export class PassScheduler {
   passes = 0;
   /** Real milliseconds spent in passes on this thread (synchronous parts and retry rounds' starts). */
   workMs = 0;
-  private clock: Clock;
+  private clock: SchedulingClock;
   private readonly options: PassOptions;
   private readonly runner: PassRunner;
   private lastPassAt = -Infinity;
@@ -104,12 +114,12 @@ export class PassScheduler {
    * virtual time it gives beta's in-process worker a clock that stays busy
    * for the modelled duration of its passes (src/sim/engine-sites.ts).
    */
-  useClock(clock: Clock): void {
+  useClock(clock: SchedulingClock): void {
     this.clock = clock;
   }
 
   /** The clock it schedules on. */
-  get schedulingClock(): Clock {
+  get schedulingClock(): SchedulingClock {
     return this.clock;
   }
 
@@ -123,7 +133,12 @@ export class PassScheduler {
     let syncMs = -1;
     let work = -1;
     let ended: PassStats | undefined;
-    this.runner.runPass((stats) => {
+    const busy = this.clock.busyForMs?.() ?? 0;
+    const runPass = (done: (stats: PassStats) => void): void => {
+      if (busy > 0) this.clock.setTimeout(() => this.runner.runPass(done), 0); // starts when the thread is free
+      else this.runner.runPass(done);
+    };
+    runPass((stats) => {
       this.running = false;
       this.allFull = false;
       if (work >= 0) this.runner.passEnded?.(stats, work);

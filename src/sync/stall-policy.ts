@@ -14,6 +14,7 @@ import type { HistoryInterval } from '../history/history-interval.js';
 import type { WatchCacheEvent } from '../history/watch-cache-event.js';
 import type { CacheMetrics } from '../metrics/cache-metrics.js';
 import type { Watcher } from '../watch/watcher.js';
+import type { FaultPoints } from '../watch/fault-points.js';
 import { offer } from '../watch/offer.js';
 import type { PassOptions } from './pass-options.js';
 import { PassScheduler } from './pass-scheduler.js';
@@ -48,14 +49,14 @@ export class StallPolicy implements FullChannelPolicy, PassHost<WatchCacheEvent,
   /** The cache this policy serves (the observer channels' `cache`). */
   private readonly source: object;
 
-  constructor(clock: Clock, options: PassOptions, history: EventHistory, metrics: CacheMetrics, hooks: StallHooks, source?: object) {
+  constructor(clock: Clock, options: PassOptions, history: EventHistory, metrics: CacheMetrics, hooks: StallHooks, source?: object, faults?: FaultPoints) {
     this.source = source ?? this;
     this.clock = clock;
     this.history = history;
     this.metrics = metrics;
     this.hooks = hooks;
     this.unsynced = new UnsyncedSet(metrics, this.source);
-    this.pass = new SyncPass(options, this);
+    this.pass = new SyncPass(options, this, { source: this.source, faults });
     this.scheduler = new PassScheduler(clock, options, {
       hasWork: () => this.unsynced.size > 0,
       runPass: (done) =>

@@ -29,7 +29,9 @@
  *    last cohort served.
  */
 import type { PassOptions } from './pass-options.js';
-import { FAULTS, fault } from '../testing/faults.js';
+import type { FaultPoints } from '../watch/fault-points.js';
+import { channels } from '../observe/channels.js';
+import { PassReport } from './pass-report.js';
 import type { SyncCursor } from './sync-cursor.js';
 
 /** A history event as a pass sees it. */
@@ -48,6 +50,8 @@ export const enum Offer {
 
 /** What a pass reads of a member; its KEP per-watcher state is the cursor (moved only through its methods). */
 export interface PassMember {
+  /** Its watcher's id (observers of watchcache:pass-start key by it). */
+  readonly id: number | string;
   readonly cursor: SyncCursor;
   readonly reachedLive: boolean;
   readonly capacity: number;
@@ -107,15 +111,28 @@ interface Owed<E> {
   lastScanned: number;
 }
 
+/** What a pass is set up with besides its options and host. */
+export interface SyncPassSetup {
+  /** The `cache` its observer messages name (default: the host; the sync worker has no cache). */
+  source?: object;
+  /** Test-only fault points (the harness); absent everywhere else. */
+  faults?: FaultPoints;
+}
+
 export class SyncPass<E extends PassEvent, M extends PassMember> {
   /** Rotation cursor: persists across passes. */
   cursor = 0;
   private readonly options: PassOptions;
   private readonly host: PassHost<E, M>;
+  /** Test-only fault points (the harness); undefined everywhere else. */
+  private readonly faults: FaultPoints | undefined;
+  private readonly source: object;
 
-  constructor(options: PassOptions, host: PassHost<E, M>) {
+  constructor(options: PassOptions, host: PassHost<E, M>, setup: SyncPassSetup = {}) {
     this.options = options;
     this.host = host;
+    this.faults = setup.faults;
+    this.source = setup.source ?? host;
   }
 
   /**
@@ -126,9 +143,14 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
     const host = this.host;
     const o = this.options;
     const stats: PassStats = { candidates: 0, cohorts: 0, scanned: 0, pushes: 0, expired: 0, resynced: 0, served: 0, leftOwedFull: false, pushBudgetSpent: false, fullSkipped: 0 };
+    // Observed (watchcache:pass-start, :pass-work, :pass-resync) only while someone subscribes.
+    const report = channels.passStart.hasSubscribers || channels.passWork.hasSubscribers || channels.passResync.hasSubscribers ? new PassReport(this.source, stats) : undefined;
+    // Run `fn` later through the host; an observed pass reports each retry round's work at its end.
+    const later = (fn: () => void): void => host.defer(report === undefined ? fn : () => report.stretch(fn));
 
     // ---- Step 1: oldest servable RV, drop stopped, expire, candidates ----
     const oldest = host.oldestServableRV();
+    if (report !== undefined) unsynced = report.started([...unsynced], oldest);
     const expired: M[] = [];
     const candidates: M[] = [];
     for (const m of unsynced) {
@@ -268,7 +290,8 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
         host.served?.(m);
         m.cursor.served();
         // ---- Step 6: resync when the cohort scan reached the resync point ----
-        if ((reachedEnd && m.cursor.position >= resyncPoint) || (FAULTS.active !== undefined && !reachedEnd && fault('early-resync'))) {
+        if ((reachedEnd && m.cursor.position >= resyncPoint) || (this.faults !== undefined && !reachedEnd && this.faults.resyncEarly())) {
+          report?.resyncing(m);
           host.resync(m);
           stats.resynced++;
         }
@@ -283,7 +306,9 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
     for (const ow of owed) if (candidates[ow.member]!.free === 0) stats.leftOwedFull = true;
 
     if (owed.length === 0) {
+      report?.ended();
       done(stats);
+      report?.stretchEnded();
       return;
     }
     // ---- Step 4 (end of pass): owed events re-offered in up to two rounds ----
@@ -325,17 +350,20 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
         m.cursor.served();
         // Resync only if nothing was dispatched past the scan meanwhile.
         if (m.cursor.position >= host.resyncPoint()) {
+          report?.resyncing(m);
           host.resync(m);
           stats.resynced++;
         }
       }
       owed.push(...still);
-      if (left > 1 && owed.length > 0) host.defer(() => round(left - 1));
+      if (left > 1 && owed.length > 0) later(() => round(left - 1));
       else {
         stats.leftOwedFull ||= owed.some((ow) => candidates[ow.member]!.free === 0);
+        report?.ended();
         done(stats);
       }
     };
-    host.defer(() => round(2));
+    later(() => round(2));
+    report?.stretchEnded();
   }
 }

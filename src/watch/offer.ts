@@ -5,14 +5,13 @@
  * The sync worker offers ring references instead, with the same Selection
  * and the variant table of src/beta/shared-watcher-channel.ts.
  *
- * The test-only fault probes (src/testing/faults.ts) sit here once, so the
- * harness's fault proofs cover every delivery path.
+ * The test-only fault point (src/watch/fault-points.ts: the watcher carries
+ * its cache's, absent outside the harness) sits here once, so the harness's
+ * fault proofs cover every delivery path.
  */
 import type { WatchCacheEvent } from '../history/watch-cache-event.js';
 import { Delivery } from '../selection/selection.js';
 import { Offer } from '../sync/sync-pass.js';
-import { FAULTS, fault } from '../testing/faults.js';
-import type { WatchEvent } from '../wire/watch-event.js';
 import type { Watcher } from './watcher.js';
 
 export { Offer };
@@ -24,43 +23,12 @@ export function offer(w: Watcher, event: WatchCacheEvent): Offer {
   const d = w.selection.classify(event);
   if (d === Delivery.None) return Offer.NotSelected;
   const delivered = event.deliver(d);
-  if (FAULTS.active !== undefined) {
-    const faulted = injectFault(w, d, delivered, event.rv);
+  if (w.faults !== undefined) {
+    const faulted = w.faults.offer(w, d, delivered, event.rv);
     if (faulted !== undefined) return faulted;
   }
   if (!w.push(delivered)) return Offer.Full;
   // Invariant 1 (position): a successful push moves the position to the event's RV.
   w.cursor.accepted(event.rv);
   return Offer.Pushed;
-}
-
-/** The event a reorder fault holds back, pushed after the next one to the same watcher. */
-let held: { w: Watcher; ev: WatchEvent } | undefined;
-
-/** Test-only faults; an Offer when the fault consumed the offer. */
-function injectFault(w: Watcher, d: Delivery, delivered: WatchEvent, rv: number): Offer | undefined {
-  if (held !== undefined && held.w === w) {
-    const h = held;
-    held = undefined;
-    if (w.push(delivered)) w.cursor.accepted(rv);
-    w.push(h.ev);
-    return Offer.Pushed;
-  }
-  if ((d === Delivery.Added || d === Delivery.Deleted) && fault('skip-transition')) return Offer.NotSelected;
-  if (w.free >= 2 && fault('drop')) {
-    w.cursor.accepted(rv);
-    return Offer.Pushed;
-  }
-  if (w.free >= 2 && fault('duplicate')) {
-    w.push(delivered);
-    w.push(delivered);
-    w.cursor.accepted(rv);
-    return Offer.Pushed;
-  }
-  if (w.free >= 3 && fault('reorder')) {
-    held = { w, ev: delivered };
-    w.cursor.accepted(rv);
-    return Offer.Pushed;
-  }
-  return undefined;
 }

@@ -20,6 +20,7 @@ import { OVERWRITTEN, type WatcherChannel } from './watcher-channel.js';
 import type { InitialSource } from './initial-source.js';
 import { SyncCursor } from '../sync/sync-cursor.js';
 import type { Watch } from './watch.js';
+import type { FaultPoints } from './fault-points.js';
 
 export type EndReason =
   | 'client' // stop(), AbortSignal, leaving a for-await loop
@@ -56,6 +57,8 @@ export interface WatcherInit {
   channel?: WatcherChannel;
   /** The cursor's cell (beta: shared with the sync worker); default a private one. */
   cell?: Float64Array;
+  /** Test-only fault points of its cache (the harness); absent everywhere else. */
+  faults?: FaultPoints;
 }
 
 export class Watcher implements AsyncIterableIterator<WatchEvent> {
@@ -64,6 +67,8 @@ export class Watcher implements AsyncIterableIterator<WatchEvent> {
   readonly queue: WatcherChannel;
   readonly allowBookmarks: boolean;
   private readonly owner: WatcherOwner;
+  /** Test-only fault points (src/watch/fault-points.ts) offer() and bookmarks apply; undefined outside the harness. */
+  readonly faults: FaultPoints | undefined;
 
   /** KEP per-watcher state (position, start position, unsynced flags), moved only through its methods. */
   readonly cursor: SyncCursor;
@@ -97,6 +102,7 @@ export class Watcher implements AsyncIterableIterator<WatchEvent> {
     this.allowBookmarks = init.allowBookmarks;
     this.owner = init.owner;
     this.cursor = new SyncCursor(init.cell);
+    this.faults = init.faults;
   }
 
   /** Invariant 1 (read-only view of the cursor). */

@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { Worker } from 'node:worker_threads';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MemoryStore, WatchCache, BadRequestError, type WatchPortHandle } from '../../src/index.js';
+import { SyncCursor } from '../../src/sync/sync-cursor.js';
 
 function consumeRemotely(handle: WatchPortHandle, opts: { want: number; pauseAfter?: number; pauseMs?: number; stopAfter?: number }): Promise<string[]> {
   const worker = new Worker(new URL('./remote-consumer-worker.js', import.meta.url), {
@@ -74,4 +75,19 @@ test('watchPort: a start RV older than the history reaches the other thread as o
   while (cache.resourceVersion < 30) await sleep(1);
   const got = await consumeRemotely(cache.watchPort({ resourceVersion: '2' }), { want: 100 });
   assert.deepEqual(got, ['ERROR:@410']);
+});
+
+test('openWatch: a consumer in another thread sets the drained flag in the shared cursor cell, as an in-thread one does', { timeout: 60_000 }, async (t) => {
+  const store = new MemoryStore();
+  const cache = new WatchCache({ store, mode: 'beta' });
+  await cache.start();
+  t.after(() => cache.stop());
+  const handle = cache.watchPort({ resourceVersion: String(cache.resourceVersion) });
+  const cursor = new SyncCursor(handle.cursor); // the same shared cell the sync worker reads
+  assert.equal(cursor.drainedSinceService, false);
+  const result = consumeRemotely(handle, { want: 2 });
+  await store.create({ metadata: { namespace: 'ns', name: 'x' } });
+  await store.create({ metadata: { namespace: 'ns', name: 'y' } });
+  assert.deepEqual(await result, ['ADDED:x@1', 'ADDED:y@2']);
+  assert.equal(cursor.drainedSinceService, true, 'the remote consumer emptied its channel: candidate order key 2 reaches the worker');
 });

@@ -4,9 +4,9 @@
  *    imports the simulator, the CLI, the benchmarks or the tests, nor the
  *    tool-only packages tinybench and hdr-histogram-js;
  *  - src/cli reaches the benchmarks only through their command module;
- *  - test-only fault injection (src/testing/) is imported by the engine only
- *    at the listed fault points (the harness's fault proofs need them; making
- *    them an injected option is still to do, see docs/architecture.md).
+ *  - no engine file imports test-only fault injection (src/testing/): the
+ *    harness hands its faults to a cache as an engine-internal option
+ *    (src/cache/engine-options.ts, src/watch/fault-points.ts).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -87,11 +87,11 @@ test('src/cli reaches the benchmarks only through their command module', () => {
   }
 });
 
-test('test-only fault injection is imported by the engine only at the known fault points', () => {
+test('no engine file imports test-only fault injection (it is an engine-internal option)', () => {
   const importers: string[] = [];
   for (const f of walk(join(ROOT, 'src'))) {
     if (/^src\/(testing|sim|cli)\//.test(rel(f))) continue;
     for (const s of specifiers(f)) if (sourceOf(f, s) !== undefined && rel(sourceOf(f, s)!).startsWith('src/testing/')) importers.push(rel(f));
   }
-  assert.deepEqual(importers.sort(), ['src/dispatch/bookmark-scheduler.ts', 'src/sync/sync-pass.ts', 'src/watch/offer.ts']);
+  assert.deepEqual(importers.sort(), []);
 });

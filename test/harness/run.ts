@@ -7,9 +7,10 @@
  * A run is described by a Trace (seed, number of writes, consumer specs), so
  * a failure can be shrunk to fewer writes and consumers and replayed.
  */
-import { MemoryStore, WatchCache, type IndexerFunc, type Mode, type WatchOptions } from '../../src/index.js';
+import { MemoryStore, WatchCache, type IndexerFunc, type Mode, type WatchCacheOptions, type WatchOptions } from '../../src/index.js';
 import { VirtualClock } from '../../src/sim/virtual-clock.js';
-import { armFault, type FaultName } from '../../src/testing/faults.js';
+import { FaultSwitch, type FaultName } from '../../src/testing/faults.js';
+import { withEngineOptions } from '../../src/cache/engine-options.js';
 import { checkSession } from './checker.js';
 import { WriteHistory, keyOf } from './model.js';
 import { Prng } from './prng.js';
@@ -84,7 +85,7 @@ export async function runTrace(trace: Trace, mode: Mode, fault?: { name: FaultNa
     throw e;
   });
   const faulty = new FaultyStore(store);
-  const cache = new WatchCache({
+  const options: WatchCacheOptions = {
     store: faulty,
     mode,
     clock,
@@ -92,9 +93,13 @@ export async function runTrace(trace: Trace, mode: Mode, fault?: { name: FaultNa
     history: trace.smallHistory ? { lowerBound: 8, upperBound: 32, eventFreshDurationMs: 500 } : { lowerBound: 100, upperBound: 4096 },
     bookmarkFrequencyMs: 1500,
     pass: trace.smallBudgets ? { scanBudget: 80, pushBudget: 12, maxWatchers: 3, intervalOpenCost: 8 } : {},
-  });
+  };
+  // A fault run gives the cache the fault points (an engine-internal option); other runs run the shipping engine.
+  const faults = fault === undefined ? undefined : new FaultSwitch();
+  if (faults !== undefined) withEngineOptions(options, { faults });
+  const cache = new WatchCache(options);
   await cache.start();
-  armFault(fault?.name, fault?.skip ?? 0);
+  if (fault !== undefined) faults?.arm(fault.name, fault.skip);
   const observedOldest = new Set<number>();
   const noteBounds = (): void => {
     const o = cache.historyBounds().oldest;
@@ -232,7 +237,7 @@ export async function runTrace(trace: Trace, mode: Mode, fault?: { name: FaultNa
   await cache.stop();
   await clock.advance(1000);
   await Promise.all(running);
-  armFault(undefined);
+  faults?.arm(undefined);
 
   const violations: Violation[] = [];
   const ctx = { mode, history, observedOldest };

@@ -20,7 +20,7 @@ export class AlphaStrategy extends StallPolicy implements CatchUpStrategy {
       unsynced: () => {},
       resynced: () => {},
       resyncPoint: () => ctx.cacheRV(), // alpha resyncs at the end of the history
-    }, ctx.source);
+    }, ctx.source, ctx.faults);
     this.ctx = ctx;
     this.watchers = new InProcessWatchers(ctx);
   }

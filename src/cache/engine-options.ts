@@ -1,0 +1,26 @@
+/**
+ * Engine-internal construction options: not part of WatchCacheOptions (the
+ * public contract, API.md) and not exported from the package entry. A tool
+ * (the correctness harness) attaches them to the options object it passes to
+ * `new WatchCache(...)`; the constructor reads them once.
+ */
+import type { FaultPoints } from '../watch/fault-points.js';
+import type { WatchCacheOptions } from './cache-options.js';
+
+export interface EngineOptions {
+  /** Test-only fault injection (src/watch/fault-points.ts); absent: no fault point fires. */
+  faults?: FaultPoints;
+}
+
+const attached = new WeakMap<WatchCacheOptions, EngineOptions>();
+
+/** `options`, with `engine` attached for the WatchCache constructor. */
+export function withEngineOptions<T extends WatchCacheOptions>(options: T, engine: EngineOptions): T {
+  attached.set(options, engine);
+  return options;
+}
+
+/** The engine options attached to `options` (undefined: none). */
+export function engineOptionsOf(options: WatchCacheOptions): EngineOptions | undefined {
+  return attached.get(options);
+}
