@@ -14,7 +14,7 @@
  */
 import { Unpackr } from 'msgpackr';
 import { makeStatus } from '../core/errors.js';
-import { apiVersionOf, type KubeObject, type ResourceInfo, type WatchEventLike, type WatchEventType } from '../core/types.js';
+import { apiVersionOf, type KubeObject, type ResourceInfo, type WatchEventLike } from '../core/types.js';
 import { createRingRecord, HistoryRingReader, ReadStatus, type HistoryRingHandle } from '../ring/history-ring.js';
 import { POP_CLOSED, POP_EMPTY, SpscChannel, Terminal, type SpscChannelHandle } from '../ring/spsc-channel.js';
 import { VARIANT_ADDED, VARIANT_BOOKMARK, VARIANT_DELETED } from './shared-watcher-channel.js';
@@ -116,7 +116,7 @@ export class RemoteWatch implements AsyncIterableIterator<WatchEventLike> {
       const prev = prevObject ?? frame.object;
       return { type: 'DELETED', object: { ...prev, metadata: { ...prev.metadata, resourceVersion: String(this.record.rv) } } };
     }
-    return frame as { type: WatchEventType; object: KubeObject };
+    return frame;
   }
 
   private bookmark(rv: number): WatchEventLike {

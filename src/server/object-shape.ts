@@ -84,7 +84,7 @@ export function prepareObject(body: unknown, target: Target): KubeObject {
   checkName('metadata.name', name);
   metadata.name = name;
   const { kind: _kind, apiVersion: _apiVersion, metadata: _metadata, ...rest } = body;
-  return { apiVersion, kind: spec.kind, metadata, ...rest } as KubeObject;
+  return { apiVersion, kind: spec.kind, metadata, ...rest };
 }
 
 /** The resourceVersion precondition of a DELETE body (DeleteOptions), if any. */

@@ -825,7 +825,7 @@ function decodeObject(value: Buffer, rv: number): KubeObject | undefined {
 /** A frozen copy (object and metadata) with metadata.resourceVersion = rv, as MemoryStore hands out. */
 function freeze(object: KubeObject, metadata: KubeObject['metadata'], rv: number): KubeObject {
   const meta = Object.freeze({ ...metadata, resourceVersion: String(rv) });
-  return Object.freeze({ ...object, metadata: meta }) as KubeObject;
+  return Object.freeze({ ...object, metadata: meta });
 }
 
 

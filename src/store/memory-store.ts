@@ -193,5 +193,5 @@ function stamp(object: KubeObject, rv: number, keep: { uid: string | undefined; 
   const metadata = { ...object.metadata, resourceVersion: String(rv) };
   if (keep.uid !== undefined) metadata.uid = keep.uid;
   if (keep.creationTimestamp !== undefined) metadata.creationTimestamp = keep.creationTimestamp;
-  return Object.freeze({ ...object, metadata: Object.freeze(metadata) }) as KubeObject;
+  return Object.freeze({ ...object, metadata: Object.freeze(metadata) });
 }

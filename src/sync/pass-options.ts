@@ -32,7 +32,7 @@ export interface PassOptions {
 }
 
 export const DEFAULT_PASS_OPTIONS: Readonly<PassOptions> = Object.freeze({
-  candidateOrder: 'kep' as CandidateOrder,
+  candidateOrder: 'kep',
   maxWatchers: 512,
   scanBudget: 2000,
   pushBudget: 2000,
