@@ -6,7 +6,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Registry } from 'prom-client';
 import { WatchCache, MemoryStore } from '../../src/index.js';
-import { WatchEvent } from '../../src/wire/watch-event.js';
+import { type WatchEvent } from '../../src/wire/watch-event.js';
 import { Reader, VirtualClock, churn, flush, pod, setup } from './support/harness.js';
 
 const EXPECTED: Record<string, string> = {
