@@ -139,7 +139,7 @@ for (const mode of ['off', 'alpha', 'beta'] as const) {
       const l2 = e2!.jsonLine(cache.metrics);
       assert.equal(l1, l2);
       assert.equal(l1.toString().endsWith('\n'), true);
-      assert.deepEqual(JSON.parse(l1.toString()).type, 'ADDED');
+      assert.deepEqual((JSON.parse(l1.toString()) as { type: string }).type, 'ADDED');
       ev.msgpackFrame(cache.metrics);
       ev.msgpackFrame(cache.metrics);
       assert.equal(await cache.metrics.value('apiserver_watch_cache_event_encodings_total', { format: 'json' }), 1);
