@@ -21,9 +21,9 @@ import { VARIANT_ADDED, VARIANT_BOOKMARK, VARIANT_DELETED } from './shared-watch
 import { decodeRingPayload } from './worker-pass-host.js';
 
 /** State cells shared by the server side and the consuming thread. */
-export const PORT_ENDED = 0; // Int32 word: 1 once the server ended the watch, 2 when it expired it (410)
-export const PORT_POSITION = 1; // Float64 word: the 410's resource version
-export const PORT_OLDEST = 2; // Float64 word: the 410's oldest servable RV - 1
+const PORT_ENDED = 0; // Int32 word: 1 once the server ended the watch, 2 when it expired it (410)
+const PORT_POSITION = 1; // Float64 word: the 410's resource version
+const PORT_OLDEST = 2; // Float64 word: the 410's oldest servable RV - 1
 
 export interface WatchPortHandle {
   readonly kind: 'watchcache.watch-port';

@@ -38,7 +38,7 @@ export interface GetOptions {
 }
 
 /** Parse an RV parameter: undefined/'' -> '' (unset), else a non-negative integer. */
-export function parseResourceVersion(value: string | undefined, what = 'resourceVersion'): number | '' {
+function parseResourceVersion(value: string | undefined, what = 'resourceVersion'): number | '' {
   if (value === undefined || value === '') return '';
   if (typeof value !== 'string' || !/^\d+$/.test(value)) {
     throw new BadRequestError(`invalid ${what} "${String(value)}": must be an unsigned decimal integer`);

@@ -4,7 +4,7 @@
  * status), `reason` (Kubernetes reason) and `status` (the Status object).
  */
 
-export interface StatusCause {
+interface StatusCause {
   type?: string;
   message?: string;
   field?: string;

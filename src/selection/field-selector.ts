@@ -54,7 +54,7 @@ export class FieldSelector {
 }
 
 /** The string value of a field of an object ("" when missing). */
-export function fieldValue(object: KubeObject, req: Pick<FieldRequirement, 'field' | 'path'>, indexers: Indexers): string {
+function fieldValue(object: KubeObject, req: Pick<FieldRequirement, 'field' | 'path'>, indexers: Indexers): string {
   if (req.field === 'metadata.name') return object.metadata.name ?? '';
   if (req.field === 'metadata.namespace') return object.metadata.namespace ?? '';
   const indexer = indexers[req.field];

@@ -20,7 +20,7 @@ import { notAcceptable, sendError } from './status-response.js';
 import type { WatchRegistry } from './watch-registry.js';
 import { WatchStream } from './watch-stream.js';
 
-export const MIN_REQUEST_TIMEOUT_SECONDS = 1800;
+const MIN_REQUEST_TIMEOUT_SECONDS = 1800;
 
 /** Kubernetes' default watch duration: minRequestTimeout x (1 + rand[0,1)), in whole seconds. */
 export function defaultWatchTimeoutSeconds(random: () => number = Math.random): number {

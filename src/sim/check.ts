@@ -97,7 +97,7 @@ export function join(path: string, key: string | number): string {
   return path === '' ? key : `${path}.${key}`;
 }
 
-export function describe(value: unknown): string {
+function describe(value: unknown): string {
   if (value === undefined) return 'nothing';
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';

@@ -11,7 +11,7 @@
 import { type Checker, join } from './check.js';
 import type { Prng } from './prng.js';
 
-export type DistValue = number | 'unlimited';
+type DistValue = number | 'unlimited';
 
 export type DistSpec =
   | DistValue

@@ -16,10 +16,10 @@ import { Prng } from './prng.js';
 import { FaultyStore } from './faulty-store.js';
 import type { Received, SessionRecord, Violation } from './session.js';
 
-export type Behaviour = 'fast' | 'slow' | 'stall' | 'never' | 'early' | 'reconnect';
+type Behaviour = 'fast' | 'slow' | 'stall' | 'never' | 'early' | 'reconnect';
 const BEHAVIOURS: readonly Behaviour[] = ['fast', 'slow', 'stall', 'never', 'early', 'reconnect'];
 
-export interface ConsumerSpec {
+interface ConsumerSpec {
   id: number;
   seed: number;
   /** Write step at which it starts. */

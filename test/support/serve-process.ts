@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const MAIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
-export const LISTENING_LINE = /^watchcache serving (\S+) on (https?):\/\/127\.0\.0\.1:(\d+) \(mode (\w+), store (\w+)\)$/m;
+const LISTENING_LINE = /^watchcache serving (\S+) on (https?):\/\/127\.0\.0\.1:(\d+) \(mode (\w+), store (\w+)\)$/m;
 const LINE = LISTENING_LINE;
 
 export interface Served {
