@@ -52,7 +52,8 @@ function checkMatch(value: unknown): ResourceVersionMatch | undefined {
   if (value === undefined || value === '') return undefined;
   if (value !== 'NotOlderThan' && value !== 'Exact') {
     // eslint-disable-next-line @typescript-eslint/no-base-to-string -- whatever the caller passed, shown as String() shows it
-    throw new BadRequestError(`invalid resourceVersionMatch "${String(value)}": must be NotOlderThan or Exact`);
+    const shown = String(value);
+    throw new BadRequestError(`invalid resourceVersionMatch "${shown}": must be NotOlderThan or Exact`);
   }
   return value;
 }

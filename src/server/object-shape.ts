@@ -52,11 +52,13 @@ export function prepareObject(body: unknown, target: Target): KubeObject {
   const apiVersion = specApiVersion(spec);
   if (body.kind !== undefined && body.kind !== spec.kind) {
     // eslint-disable-next-line @typescript-eslint/no-base-to-string -- a JSON value from the body, shown as String() shows it
-    throw new BadRequestError(`the kind of the object (${String(body.kind)}) does not match the resource (${spec.name} is ${spec.kind})`);
+    const kind = String(body.kind);
+    throw new BadRequestError(`the kind of the object (${kind}) does not match the resource (${spec.name} is ${spec.kind})`);
   }
   if (body.apiVersion !== undefined && body.apiVersion !== apiVersion) {
     // eslint-disable-next-line @typescript-eslint/no-base-to-string -- a JSON value from the body, shown as String() shows it
-    throw new BadRequestError(`the API version in the data (${String(body.apiVersion)}) does not match the expected API version (${apiVersion})`);
+    const version = String(body.apiVersion);
+    throw new BadRequestError(`the API version in the data (${version}) does not match the expected API version (${apiVersion})`);
   }
   if (!isRecord(body.metadata)) throw new BadRequestError('metadata is required and must be an object');
   const metadata: Record<string, unknown> = { ...body.metadata };
