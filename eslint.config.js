@@ -18,11 +18,14 @@ const OUTSIDE = ['native-bench', 'test'];
 /** Packages only the benchmarks may use. */
 const BENCH_PACKAGES = ['tinybench', 'hdr-histogram-js'];
 
-/** `no-restricted-imports` options for an engine file `depth` directories below src/. */
-function engineImportRule(depth) {
-  const up = (n) => (n === 0 ? '\\./' : '(?:\\.\\./){' + n + '}');
-  const message =
-    'The engine (src/ except server, cli, sim) never imports the server, the CLI, the simulator, the benchmarks or the tests.';
+const MESSAGE =
+  'The engine (src/ except server, cli, sim; workers/) never imports the server, the CLI, the simulator, the benchmarks or the tests.';
+
+/**
+ * `no-restricted-imports` for an engine file: `toSrc` and `toRoot` are the regular expressions of
+ * the relative path from the file's directory to src/ and to the project root.
+ */
+function engineImports(toSrc, toRoot) {
   return [
     'error',
     {
@@ -31,18 +34,22 @@ function engineImportRule(depth) {
         message: `${name} is for the benchmarks (native-bench/); the engine does not depend on it.`,
       })),
       patterns: [
-        { regex: `^${up(depth)}(?:${CONSUMERS.join('|')})(?:/|$)`, message },
-        { regex: `^${up(depth + 1)}(?:${OUTSIDE.join('|')})(?:/|$)`, message },
+        { regex: `^${toSrc}(?:${CONSUMERS.join('|')})(?:/|$)`, message: MESSAGE },
+        { regex: `^${toRoot}(?:${OUTSIDE.join('|')})(?:/|$)`, message: MESSAGE },
       ],
     },
   ];
 }
 
-const engineDepths = [0, 1, 2, 3].map((depth) => ({
+/** `../` repeated n times (`./` for 0), as a regular expression. */
+const up = (n) => (n === 0 ? '\\./' : `(?:\\.\\./){${n}}`);
+
+/** One block per directory depth below src/ (src/*.ts, src/a/*.ts, ... down to five directories deep). */
+const engineBlocks = [0, 1, 2, 3, 4, 5].map((depth) => ({
   name: `watchcache/engine-imports-depth-${depth}`,
   files: [`src/${'*/'.repeat(depth)}*.ts`],
   ignores: CONSUMERS.map((dir) => `src/${dir}/**`),
-  rules: { 'no-restricted-imports': engineImportRule(depth) },
+  rules: { 'no-restricted-imports': engineImports(up(depth), up(depth + 1)) },
 }));
 
 export default tseslint.config(
@@ -77,23 +84,11 @@ export default tseslint.config(
       '@typescript-eslint/require-await': 'off',
     },
   },
-  ...engineDepths,
+  ...engineBlocks,
   {
     name: 'watchcache/workers-imports',
-    files: ['workers/**/*.ts'],
-    rules: {
-      'no-restricted-imports': engineImportRule(0).map((o, i) =>
-        i === 0
-          ? o
-          : {
-              ...o,
-              patterns: [
-                { regex: `^\\.\\./src/(?:${CONSUMERS.join('|')})(?:/|$)`, message: 'A worker runs engine code only.' },
-                { regex: `^\\.\\./(?:${OUTSIDE.join('|')})(?:/|$)`, message: 'A worker runs engine code only.' },
-              ],
-            },
-      ),
-    },
+    files: ['workers/*.ts'],
+    rules: { 'no-restricted-imports': engineImports('\\.\\./src/', '\\.\\./') },
   },
   {
     name: 'watchcache/config-files',
