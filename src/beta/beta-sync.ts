@@ -532,7 +532,7 @@ function introduction(watcher: Watcher): Pick<AdoptRequest, 'channel' | 'selecti
   return {
     channel: channel.spsc.handle,
     selection: { namespace: s.namespace, name: s.name, labelSelector: s.labels.toString(), fieldSelector: s.fields.toString() },
-    cell: channel.positionCell.buffer as SharedArrayBuffer,
+    cell: channel.positionCell.buffer,
   };
 }
 

@@ -21,7 +21,7 @@ import { realClock, type Clock } from '../core/clock.js';
 import { WatchCacheEvent } from '../history/watch-cache-event.js';
 import { HistoryRingReader, ReadStatus, TOO_OLD, createRingRecord, type HistoryRingHandle, type RingRecord } from '../ring/history-ring.js';
 import { hash32, NO_VALUE_HASH } from '../ring/hash32.js';
-import { SpscChannel, WriterOwner, type SpscChannelHandle, type Variant } from '../ring/spsc-channel.js';
+import { SpscChannel, WriterOwner, type SpscChannelHandle } from '../ring/spsc-channel.js';
 import { Delivery, Selection } from '../selection/selection.js';
 import type { PassOptions } from '../sync/pass-options.js';
 import { PassScheduler } from '../sync/pass-scheduler.js';
@@ -285,7 +285,7 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
     const d = m.selection.classify(ev);
     if (d === Delivery.None) return Offer.NotSelected;
     const variant = d === Delivery.Added ? VARIANT_ADDED : d === Delivery.Deleted ? VARIANT_DELETED : VARIANT_AS_IS;
-    if (!m.channel.tryPush(ref.index, variant as Variant)) return Offer.Full;
+    if (!m.channel.tryPush(ref.index, variant)) return Offer.Full;
     this.pushedTo.add(m.id);
     this.pushes++;
     return Offer.Pushed;

@@ -6,7 +6,7 @@
  */
 import { BadRequestError } from '../core/errors.js';
 
-export type LabelOperator = 'exists' | 'notexists' | 'in' | 'notin';
+type LabelOperator = 'exists' | 'notexists' | 'in' | 'notin';
 
 export interface LabelRequirement {
   readonly key: string;

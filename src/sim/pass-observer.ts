@@ -187,7 +187,7 @@ export class PassObserver {
     pass.run = (unsynced: Iterable<M>, done: (stats: PassStats) => void): void => {
       this.passes++;
       const members = [...unsynced]; // one walk for us, one for the pass
-      const eligible = this.beforePass(members, host.oldestServableRV(), site.idOf);
+      const eligible = this.beforePass(members, host.oldestServableRV(), (m) => site.idOf(m));
       const c = this.env.cost;
       this.pendingFixedUs += members.length * c.passUsPerWatcher + Math.min(eligible.length, this.env.maxWatchers) * c.passUsPerCandidate;
       const t0 = performance.now();

@@ -82,7 +82,7 @@ describe('ForceClosePolicy (unit)', () => {
     assert.equal(policy.afterEvent(() => resumed++), true, 'dispatch pauses');
     await clock.advance(40);
     assert.equal(resumed, 0);
-    assert.equal((await w.next()).value?.rv, 1); // makes room: onRoom runs in a microtask
+    assert.equal(((await w.next()).value as WatchCacheEvent | undefined)?.rv, 1); // makes room: onRoom runs in a microtask
     await flush();
     assert.equal(resumed, 1, 'resumed as soon as every blocked watcher has its event');
     assert.equal(w.position, 2);
