@@ -18,7 +18,7 @@ function tooLarge(limit: number): RequestEntityTooLargeError {
 }
 
 /** Read the whole body (rejects with 413 past `limit`). */
-function readBody(req: RequestLike, limit: number): Promise<Buffer> {
+export function readBody(req: RequestLike, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > limit) {

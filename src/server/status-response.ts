@@ -55,7 +55,7 @@ export function sendError(res: ResponseLike, err: unknown, headers: OutgoingHttp
 }
 
 /** An error with an arbitrary code and reason. */
-function statusError(code: number, reason: string, message: string, details?: StatusDetails): WatchCacheError {
+export function statusError(code: number, reason: string, message: string, details?: StatusDetails): WatchCacheError {
   return new WatchCacheError(code, reason, message, details);
 }
 
