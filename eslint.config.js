@@ -55,6 +55,11 @@ const engineBlocks = [0, 1, 2, 3, 4, 5].map((depth) => ({
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.ci/tools/**', 'coverage/**', 'bench-results/**'] },
   eslint.configs.recommended,
+  {
+    // The examples are plain Node scripts, run as they are.
+    files: ['examples/**/*.mjs'],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', setTimeout: 'readonly' } },
+  },
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {

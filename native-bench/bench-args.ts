@@ -93,7 +93,7 @@ function int(name: string, s: string | undefined, min: number): number | undefin
 }
 
 function proxyPlan(values: Record<string, string | boolean | undefined>, quick: boolean): BenchPlan['proxy'] {
-  const str = (k: string): string | undefined => (typeof values[k] === 'string' ? (values[k] as string) : undefined);
+  const str = (k: string): string | undefined => (typeof values[k] === 'string' ? (values[k]) : undefined);
   const clientsPerProxy = int('proxy-clients', str('proxy-clients'), 1) ?? 4;
   const slowPerProxy = int('proxy-slow', str('proxy-slow'), 0) ?? 1;
   if (slowPerProxy >= clientsPerProxy) throw new Error(`--proxy-slow (${slowPerProxy}) must be below --proxy-clients (${clientsPerProxy}): some clients must be healthy`);

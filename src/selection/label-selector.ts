@@ -45,10 +45,10 @@ export class LabelSelector {
           if (has) return false;
           break;
         case 'in':
-          if (!has || !r.values.includes(map![r.key]!)) return false;
+          if (!has || !r.values.includes(map[r.key]!)) return false;
           break;
         case 'notin':
-          if (has && r.values.includes(map![r.key]!)) return false;
+          if (has && r.values.includes(map[r.key]!)) return false;
           break;
       }
     }

@@ -17,7 +17,7 @@
  * conflict (someone wrote in between) reads and applies again, up to
  * MAX_ATTEMPTS times, as kube-apiserver's GuaranteedUpdate does.
  */
-import { BadRequestError, ConflictError, WatchCacheError } from '../../core/errors.js';
+import { BadRequestError, ConflictError, type WatchCacheError } from '../../core/errors.js';
 import type { KubeObject } from '../../core/types.js';
 import { isPatchingStore, type PatchRequest } from '../../store/patch-request.js';
 import { prepareObject, withTypeMeta } from '../object-shape.js';
@@ -115,7 +115,8 @@ export async function handlePatch(r: ResourceRequest, bodyLimit: number): Promis
       const object: KubeObject = prepareObject(patched, { spec, namespace, name });
       const invalid = validateUpdate(object, current, spec);
       if (invalid !== undefined) throw invalid;
-      object.metadata.resourceVersion = explicit ? String(patchedRV) : readRV;
+      const clientRV = String(patchedRV);
+      object.metadata.resourceVersion = explicit ? clientRV : readRV;
       try {
         sendJSON(r.res, 200, withTypeMeta(await store.update(object), spec));
         return;
