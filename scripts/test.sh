@@ -9,9 +9,12 @@
 #   beta         test/beta/                                (the sync worker thread)
 #   ring         test/ring/                                (the SharedArrayBuffer ring and channels)
 #   server       test/server/ except the integration files (the HTTP server and the CLI)
+#   hardening    test/hardening/ except the integration files (fuzz, timeouts, memory bound)
+#   deps         test/deps/                                (the import direction, read from the sources)
 #   sim          test/sim/                                 (the simulator)
 #   bench        test/bench/                               (benchmark smoke)
-#   integration  test/store/, test/server/{kubectl,promtool,scale-out}   (need etcd, kubectl, promtool)
+#   integration  test/store/, test/server/{kubectl,kubectl-edit,promtool,scale-out,proxy-chain,examples},
+#                test/hardening/{operability,shape-safety}  (need etcd, kubectl, promtool, real processes)
 #   covered      unit harness beta ring (the scopes the coverage gate measures)
 #   rest         every test file not in `covered`
 #   all          every test file
@@ -27,21 +30,24 @@ cd "$(dirname "$0")/.."
 coverage=0
 if [ "${1:-}" = "--coverage" ]; then coverage=1; shift; fi
 if [ "$#" -eq 0 ]; then
-  sed -n '2,22p' "$0" >&2
+  sed -n '2,25p' "$0" >&2
   exit 2
 fi
 [ -d dist/test ] || { echo "scripts/test.sh: no dist/test (run npm run build first)" >&2; exit 2; }
 
-INTEGRATION_SERVER='kubectl|promtool|scale-out'
+INTEGRATION_SERVER='kubectl|kubectl-edit|promtool|scale-out|proxy-chain|examples'
+INTEGRATION_HARDENING='operability|shape-safety'
 all_files() { find dist/test -name '*.test.js' | sort; }
 scope_files() {
   case "$1" in
     unit) ls dist/test/smoke.test.js; find dist/test/unit -name '*.test.js' | sort ;;
-    harness | beta | ring | sim | bench) find "dist/test/$1" -name '*.test.js' | sort ;;
+    harness | beta | ring | sim | bench | deps) find "dist/test/$1" -name '*.test.js' | sort ;;
     server) find dist/test/server -name '*.test.js' | grep -Ev "/($INTEGRATION_SERVER)\.test\.js$" | sort ;;
+    hardening) find dist/test/hardening -name '*.test.js' | grep -Ev "/($INTEGRATION_HARDENING)\.test\.js$" | sort ;;
     integration)
       find dist/test/store -name '*.test.js' | sort
       find dist/test/server -name '*.test.js' | grep -E "/($INTEGRATION_SERVER)\.test\.js$" | sort
+      find dist/test/hardening -name '*.test.js' | grep -E "/($INTEGRATION_HARDENING)\.test\.js$" | sort
       ;;
     covered) for s in unit harness beta ring; do scope_files "$s"; done ;;
     rest) all_files | grep -vxF -f <(scope_files covered) ;;

@@ -66,12 +66,12 @@ function httpCells(r: HttpPeerRow): Cell[] {
   return [r.system, r.clients, r.stalledClients, r.rate, r.writes, r.delivered, r.deliveredFraction, r.latency.p50Us / 1000, r.latency.p99Us / 1000, r.latency.maxUs / 1000, r.serverCpuPct, r.stalls, r.forceCloses, r.expired410, r.endedStreams];
 }
 
-export const PROXY_HEADERS = [
+const PROXY_HEADERS = [
   'mode', 'proxies', 'clients', 'writes', 'root watches max', 'root CPU %', 'root deliv/s', 'leaf deliv/s', 'uncut p50 ms', 'uncut p99 ms', 'cut p50 ms', 'cut p99 ms', 'cut max ms',
   'healthy fraction', 'root force-closes', 'root 410s', 'proxy reconnects', 'proxy re-lists', 'leaf force-closes', 'leaf 410s', 'leaf stalls', 'healthy re-watches', 'healthy re-lists', 'slow re-watches', 'slow re-lists',
 ];
 
-export function proxyCells(r: ProxyRow): Cell[] {
+function proxyCells(r: ProxyRow): Cell[] {
   return [
     r.modeLabel, r.proxies, `${r.clientsPerProxy} (${r.slowPerProxy} slow)`, r.writes, r.rootWatchesMax, r.rootCpuPct, r.rootDeliveriesPerS, r.leafDeliveriesPerS,
     r.latencyUncut.p50Us / 1000, r.latencyUncut.p99Us / 1000, r.latencyCut.p50Us / 1000, r.latencyCut.p99Us / 1000, r.latencyCut.maxUs / 1000,
@@ -79,7 +79,7 @@ export function proxyCells(r: ProxyRow): Cell[] {
   ];
 }
 
-export const RATIO_HEADERS = ['engine figure', 'engine', 'unit', 'floor (bounded by)', 'floor', 'engine / floor', 'note'];
+const RATIO_HEADERS = ['engine figure', 'engine', 'unit', 'floor (bounded by)', 'floor', 'engine / floor', 'note'];
 
 function ratioCells(r: RatioRow): Cell[] {
   return [r.figure, r.engine, r.engineUnit, r.floorName, r.floor, `${fmt(r.ratio)}x`, r.note];

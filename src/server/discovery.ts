@@ -13,8 +13,8 @@ import type { ServedResource } from './served-resource.js';
 import { sendJSON } from './status-response.js';
 
 /** The verbs this server implements for every served resource. */
-export const VERBS = ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'] as const;
-export const READ_ONLY_VERBS = ['get', 'list', 'watch'] as const;
+const VERBS = ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'] as const;
+const READ_ONLY_VERBS = ['get', 'list', 'watch'] as const;
 
 const VERSION_INFO = Object.freeze({
   major: '1',

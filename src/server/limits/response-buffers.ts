@@ -26,7 +26,7 @@ export interface BufferLimits {
   readonly perServerBytes: number;
 }
 
-export const DEFAULT_BUFFER_LIMITS: BufferLimits = Object.freeze({ perConnectionBytes: 32 * 1024 * 1024, perServerBytes: 256 * 1024 * 1024 });
+const DEFAULT_BUFFER_LIMITS: BufferLimits = Object.freeze({ perConnectionBytes: 32 * 1024 * 1024, perServerBytes: 256 * 1024 * 1024 });
 
 export type OverflowScope = 'connection' | 'server';
 

@@ -33,13 +33,13 @@ import { applyMergePatch } from './merge-patch.js';
 import { patchSchemaFor } from './patch-strategies.js';
 import { applyStrategicMergePatch } from './strategic-merge-patch.js';
 
-export const MERGE_PATCH = 'application/merge-patch+json';
-export const JSON_PATCH = 'application/json-patch+json';
-export const STRATEGIC_MERGE_PATCH = 'application/strategic-merge-patch+json';
-export const APPLY_PATCH = 'application/apply-patch+yaml';
+const MERGE_PATCH = 'application/merge-patch+json';
+const JSON_PATCH = 'application/json-patch+json';
+const STRATEGIC_MERGE_PATCH = 'application/strategic-merge-patch+json';
+const APPLY_PATCH = 'application/apply-patch+yaml';
 const PATCH_TYPES = [JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH];
 
-export const MAX_ATTEMPTS = 5;
+const MAX_ATTEMPTS = 5;
 
 /** The media type of a Content-Type header, lower case, without parameters. */
 function mediaType(header: string | undefined): string {
