@@ -104,7 +104,7 @@ function int(name: string, s: string | undefined, min: number): number | undefin
 }
 
 function proxyPlan(values: Record<string, string | boolean | undefined>, quick: boolean): BenchPlan['proxy'] {
-  const str = (k: string): string | undefined => (typeof values[k] === 'string' ? (values[k] as string) : undefined);
+  const str = (k: string): string | undefined => (typeof values[k] === 'string' ? (values[k]) : undefined);
   const clientsPerProxy = int('proxy-clients', str('proxy-clients'), 1) ?? 4;
   const slowPerProxy = int('proxy-slow', str('proxy-slow'), 0) ?? 1;
   if (slowPerProxy >= clientsPerProxy) throw new Error(`--proxy-slow (${slowPerProxy}) must be below --proxy-clients (${clientsPerProxy}): some clients must be healthy`);
@@ -149,8 +149,9 @@ export function parseBenchArgs(argv: string[]): BenchPlan {
   for (const m of modes) if (!MODES.includes(m)) throw new Error(`unknown mode "${m}" in --modes (off, alpha, beta)`);
   const suites = (list(values.suite) ?? [...DEFAULT_SUITES]) as Suite[];
   for (const s of suites) if (!SUITES.includes(s)) throw new Error(`unknown suite "${s}" in --suite (${SUITES.join(', ')})`);
-  const variants = (list(values.variants) ?? ['stalled', 'rate']) as SlowVariant[];
-  for (const v of variants) if (v !== 'stalled' && v !== 'rate') throw new Error(`unknown variant "${v}" in --variants (stalled, rate)`);
+  const variantNames = list(values.variants) ?? ['stalled', 'rate'];
+  for (const v of variantNames) if (v !== 'stalled' && v !== 'rate') throw new Error(`unknown variant "${v}" in --variants (stalled, rate)`);
+  const variants = variantNames as SlowVariant[];
   const stalled = list(values.stalled)?.map((s) => int('stalled', s, 0)!);
   const rate = int('rate', values.rate, 1) ?? 1000;
   const durationS = int('duration', values.duration, 0.5) ?? (quick ? 4 : 10);

@@ -26,7 +26,7 @@ export interface FloorConfig {
 
 async function bench(tasks: FloorTask[], timeMs: number): Promise<FloorRow[]> {
   const b = new Bench({ time: timeMs, warmupTime: Math.max(20, timeMs / 4), iterations: 16 });
-  for (const t of tasks) b.add(t.name, t.fn as () => void);
+  for (const t of tasks) b.add(t.name, t.fn);
   await b.run();
   const rows: FloorRow[] = [];
   for (const t of tasks) {

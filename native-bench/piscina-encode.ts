@@ -48,7 +48,7 @@ for (const batch of [1, 16, 256]) {
   const elu0 = performance.eventLoopUtilization();
   const t0 = performance.now();
   const inflight: Promise<Uint8Array[]>[] = [];
-  for (let i = 0; i < N; i += batch) inflight.push(pool.run(pods.slice(i, i + batch)));
+  for (let i = 0; i < N; i += batch) inflight.push(pool.run(pods.slice(i, i + batch)) as Promise<Uint8Array[]>);
   const out = await Promise.all(inflight);
   const wall = performance.now() - t0;
   const elu = performance.eventLoopUtilization(elu0);

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MemoryStore, WatchCache } from '../src/index.js';
+import { MemoryStore, WatchCache, type WatchEventLike } from '../src/index.js';
 
 for (const mode of ['off', 'alpha', 'beta'] as const) {
   test(`smoke ${mode}: write, list, watch`, async () => {
@@ -22,8 +22,8 @@ for (const mode of ['off', 'alpha', 'beta'] as const) {
     assert.equal(list.items.length, 0);
     const w2 = cache.watch({ resourceVersion: '1' });
     const it = w2[Symbol.asyncIterator]();
-    assert.equal((await it.next()).value?.type, 'MODIFIED');
-    assert.equal((await it.next()).value?.type, 'DELETED');
+    assert.equal(((await it.next()).value as WatchEventLike | undefined)?.type, 'MODIFIED');
+    assert.equal(((await it.next()).value as WatchEventLike | undefined)?.type, 'DELETED');
     w2.stop();
     await cache.stop();
   });

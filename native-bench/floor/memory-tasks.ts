@@ -114,8 +114,8 @@ export function encodeTasks(): FloorTask[] {
     { name: 'jsonLine form: Buffer.from(JSON.stringify + "\\n")', group: 'encode pod', unit: 'us/op', ops: 1, fn: () => Buffer.from(JSON.stringify({ type: 'MODIFIED', object: pods[next()] }) + '\n') },
     { name: `msgpackr pack event (${packed[0]!.length} B, useRecords:false)`, group: 'encode pod', unit: 'us/op', ops: 1, fn: () => packr.pack({ type: 'MODIFIED', object: pods[next()] }) },
     { name: 'msgpackr pack object+prevObject (beta ring payload)', group: 'encode pod', unit: 'us/op', ops: 1, fn: () => { const p = pods[next()]; return packr.pack({ type: 'MODIFIED', object: p, prevObject: p }); } },
-    { name: 'JSON.parse event', group: 'decode pod', unit: 'us/op', ops: 1, fn: () => JSON.parse(strings[next()]!) },
-    { name: 'msgpackr unpack event', group: 'decode pod', unit: 'us/op', ops: 1, fn: () => packr.unpack(packed[next()]!) },
+    { name: 'JSON.parse event', group: 'decode pod', unit: 'us/op', ops: 1, fn: () => JSON.parse(strings[next()]!) as unknown },
+    { name: 'msgpackr unpack event', group: 'decode pod', unit: 'us/op', ops: 1, fn: () => packr.unpack(packed[next()]!) as unknown },
   ];
 }
 

@@ -70,7 +70,7 @@ export class KepContext {
 }
 
 /** A timer wheel (one interval for all clients) that wakes rate-limited readers. */
-export class Pacer {
+class Pacer {
   private readonly slots = new Map<number, (() => void)[]>();
   private done = 0;
   private timer: NodeJS.Timeout | undefined;

@@ -10,7 +10,7 @@ import { LatencyRecorder } from '../lib/hist.js';
 import { podUpdate } from '../lib/pod.js';
 
 /** Send times by RV: a ring of 2^20 entries indexed by rv & SEND_MASK. */
-export const SEND_MASK = (1 << 20) - 1;
+const SEND_MASK = (1 << 20) - 1;
 
 export class SendTimes {
   readonly ms = new Float64Array(SEND_MASK + 1);

@@ -39,7 +39,7 @@ export class LatencyRecorder {
   }
 }
 
-export function emptyLatency(): LatencySummary {
+function emptyLatency(): LatencySummary {
   return { count: 0, meanUs: 0, p50Us: 0, p90Us: 0, p99Us: 0, p999Us: 0, maxUs: 0 };
 }
 

@@ -21,7 +21,7 @@ export interface LatencySummary {
 export type SlowVariant = 'stalled' | 'rate';
 
 /** Time for slow watchers to resync after they resume reading (ms from the resume). */
-export interface ResyncSummary {
+interface ResyncSummary {
   slow: number;
   /** Resynced on the stream they had at the stall (a reconnect is not a resync). */
   resynced: number;
@@ -32,7 +32,7 @@ export interface ResyncSummary {
   maxMs: number;
 }
 
-export interface MemoryFigures {
+interface MemoryFigures {
   rssBaseMiB: number;
   rssPeakMiB: number;
   /** Heap growth per registered watcher right after registration (after a full GC). */
@@ -266,7 +266,7 @@ export interface PeerResults {
   httpSkipped: string;
 }
 
-export interface BenchMeta {
+interface BenchMeta {
   node: string;
   date: string;
   cpus: number;

@@ -21,7 +21,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Etcd3 } from 'etcd3';
 import { EtcdStore, WatchCache, type Mode } from '../../src/index.js';
-import type { EtcdServer } from '../../test/support/etcd-server.js';
+import type { EtcdServer, startEtcd as startEtcdFn } from '../../test/support/etcd-server.js';
 import { LatencyRecorder, monoMs } from '../lib/hist.js';
 import { isMain, runIsolated, serveChild } from '../lib/isolate.js';
 import { procCpuMs, procRssMiB, selfCpuMs } from '../lib/memory.js';
@@ -146,7 +146,7 @@ export async function runEtcdPeer(c: EtcdPeerConfig): Promise<EtcdPeerResult> {
   process.env.WC_ETCD_HEARTBEAT_MS = '100';
   process.env.WC_ETCD_ELECTION_MS = '1000';
   // Loaded lazily: dist/test is not part of the published package, and the rest of the suite must load without it.
-  let startEtcd: typeof import('../../test/support/etcd-server.js').startEtcd;
+  let startEtcd: typeof startEtcdFn;
   try {
     ({ startEtcd } = await import('../../test/support/etcd-server.js'));
   } catch {

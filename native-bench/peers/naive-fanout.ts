@@ -62,7 +62,7 @@ export async function runNaiveOnce(c: NaiveConfig): Promise<NaiveRow> {
   const sendTimes = new SendTimes();
   const lat = new LatencyRecorder();
   let stopped = false;
-  let stop: () => void = () => {};
+  let stop: () => void;
   let naive: NaiveFanout | undefined;
   let cache: WatchCache | undefined;
   fullGc();

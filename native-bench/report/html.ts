@@ -57,7 +57,7 @@ function plots(r: BenchReport): string[] {
     );
   }
   if (r.ratios.length > 0) {
-    out.push(barChart({ title: 'Engine figure / floor (same run)', yLabel: 'ratio', logY: true, categories: r.ratios.map((x, i) => `#${i + 1}`), series: [{ name: 'engine / floor', values: r.ratios.map((x) => x.ratio) }] }));
+    out.push(barChart({ title: 'Engine figure / floor (same run)', yLabel: 'ratio', logY: true, categories: r.ratios.map((_x, i) => `#${i + 1}`), series: [{ name: 'engine / floor', values: r.ratios.map((x) => x.ratio) }] }));
   }
   if (r.peers.naive.length > 0) {
     out.push(lineChart({ title: `Heap with ${r.peers.naive[0]!.slow.toLocaleString('en-US')} stalled watchers: naive fan-out vs engine`, xLabel: 'seconds', yLabel: 'heap MiB', series: r.peers.naive.map((n) => ({ name: `${n.system} N=${n.slow}`, points: n.series.map((s) => [s.tS, s.heapMiB] as [number, number]) })) }));

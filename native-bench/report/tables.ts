@@ -7,24 +7,24 @@ import { fmt, printTable, renderTable, type Cell } from '../lib/table.js';
 import { VERDICT_HEADERS, verdictCells, verdicts } from './verdict.js';
 import type { BenchReport, CatchupRow, EtcdPeerRow, FloorRow, HttpPeerRow, KepRow, NaiveRow, ProxyRow, RatioRow, ThroughputRow } from '../lib/types.js';
 
-export const KEP_HEADERS = [
+const KEP_HEADERS = [
   'variant', 'N slow', 'mode', 'ev/s in', 'deliv/s out', 'stall p50 µs', 'stall p99 µs', 'stall p999 µs', 'resume p50 µs', 'resume p99 µs', 'max µs', 'writer lag p99 µs',
   'force-closes', 'healthy closed', '410s', 'reconnects', 'json enc/ev', 'msgpack enc/ev',
 ];
 
-export function kepCells(r: KepRow): Cell[] {
+function kepCells(r: KepRow): Cell[] {
   return [
     r.variant, r.slow, r.modeLabel, r.eventsPerSecIn, r.pushesPerSecOut, r.latencyStall.p50Us, r.latencyStall.p99Us, r.latencyStall.p999Us,
     r.latencyResume.p50Us, r.latencyResume.p99Us, r.latency.maxUs, r.writerLag.p99Us, r.forceCloses, r.healthyEnded, r.expired410, r.reconnects, r.encodingsPerEvent, r.msgpackPerEvent,
   ];
 }
 
-export const KEP_CATCHUP_HEADERS = [
+const KEP_CATCHUP_HEADERS = [
   'variant', 'N slow', 'mode', 'stalls', 'passes', 'catch-up % main', 'worker %', 'worker busy % (stall, 2nd half)', 'scan ev/s', 'pass pushes', 'resynced', 'caught up by reconnect', 'resync p50 ms', 'resync p99 ms', 'resync max ms',
   'ELU %', 'RSS base MiB', 'RSS peak MiB', 'heap B/watcher', 'RSS B/watcher', 'heap B/slow @end',
 ];
 
-export function kepCatchupCells(r: KepRow): Cell[] {
+function kepCatchupCells(r: KepRow): Cell[] {
   return [
     r.variant, r.slow, r.modeLabel, r.stalls, r.passes, r.catchupShare * 100, r.workerShare * 100, r.workerBusyStall * 100, r.scanRatePerS, r.passPushes,
     `${r.resync.resynced}/${r.resync.slow}`, r.resync.caughtUpAfterReconnect, r.resync.p50Ms, r.resync.p99Ms, r.resync.maxMs,
@@ -68,30 +68,30 @@ export function floorCells(r: FloorRow): Cell[] {
   return [r.group, r.name, r.unit, r.mean, r.p50, r.p99, r.opsPerSec];
 }
 
-export const NAIVE_HEADERS = ['system', 'N stalled', 'rate', 'events', 'p50 µs', 'p99 µs', 'heap growth MiB/s', 'heap end MiB', 'B/stalled watcher', 'capped'];
+const NAIVE_HEADERS = ['system', 'N stalled', 'rate', 'events', 'p50 µs', 'p99 µs', 'heap growth MiB/s', 'heap end MiB', 'B/stalled watcher', 'capped'];
 
-export function naiveCells(r: NaiveRow): Cell[] {
+function naiveCells(r: NaiveRow): Cell[] {
   return [r.system, r.slow, r.rate, r.eventsWritten, r.latency.p50Us, r.latency.p99Us, r.heapGrowthMiBPerS, r.heapEndMiB, r.bytesPerSlowWatcherEnd, r.capped ? 'yes' : 'no'];
 }
 
-export const ETCD_HEADERS = ['system', 'W', 'rate', 'writes', 'delivered', 'fraction', 'drain ms', 'deliv/s', 'p50 ms', 'p99 ms', 'max ms', 'node CPU %', 'etcd CPU %', 'etcd RSS MiB'];
+const ETCD_HEADERS = ['system', 'W', 'rate', 'writes', 'delivered', 'fraction', 'drain ms', 'deliv/s', 'p50 ms', 'p99 ms', 'max ms', 'node CPU %', 'etcd CPU %', 'etcd RSS MiB'];
 
-export function etcdCells(r: EtcdPeerRow): Cell[] {
+function etcdCells(r: EtcdPeerRow): Cell[] {
   return [r.system, r.watchers, r.rate, r.writes, r.delivered, r.deliveredFraction, r.drainMs, r.deliveredPerSec, r.latency.p50Us / 1000, r.latency.p99Us / 1000, r.latency.maxUs / 1000, r.nodeCpuPct, r.etcdCpuPct, r.etcdRssMiB];
 }
 
-export const HTTP_HEADERS = ['system', 'reading clients', 'stalled clients', 'rate', 'writes', 'delivered', 'fraction', 'p50 ms', 'p99 ms', 'max ms', 'server CPU %', 'stalls', 'force-closes', '410s', 'streams ended'];
+const HTTP_HEADERS = ['system', 'reading clients', 'stalled clients', 'rate', 'writes', 'delivered', 'fraction', 'p50 ms', 'p99 ms', 'max ms', 'server CPU %', 'stalls', 'force-closes', '410s', 'streams ended'];
 
-export function httpCells(r: HttpPeerRow): Cell[] {
+function httpCells(r: HttpPeerRow): Cell[] {
   return [r.system, r.clients, r.stalledClients, r.rate, r.writes, r.delivered, r.deliveredFraction, r.latency.p50Us / 1000, r.latency.p99Us / 1000, r.latency.maxUs / 1000, r.serverCpuPct, r.stalls, r.forceCloses, r.expired410, r.endedStreams];
 }
 
-export const PROXY_HEADERS = [
+const PROXY_HEADERS = [
   'mode', 'proxies', 'clients', 'writes', 'root watches max', 'root CPU %', 'root deliv/s', 'leaf deliv/s', 'uncut p50 ms', 'uncut p99 ms', 'cut p50 ms', 'cut p99 ms', 'cut max ms',
   'healthy fraction', 'root force-closes', 'root 410s', 'proxy reconnects', 'proxy re-lists', 'leaf force-closes', 'leaf 410s', 'leaf stalls', 'healthy re-watches', 'healthy re-lists', 'slow re-watches', 'slow re-lists',
 ];
 
-export function proxyCells(r: ProxyRow): Cell[] {
+function proxyCells(r: ProxyRow): Cell[] {
   return [
     r.modeLabel, r.proxies, `${r.clientsPerProxy} (${r.slowPerProxy} slow)`, r.writes, r.rootWatchesMax, r.rootCpuPct, r.rootDeliveriesPerS, r.leafDeliveriesPerS,
     r.latencyUncut.p50Us / 1000, r.latencyUncut.p99Us / 1000, r.latencyCut.p50Us / 1000, r.latencyCut.p99Us / 1000, r.latencyCut.maxUs / 1000,
@@ -99,9 +99,9 @@ export function proxyCells(r: ProxyRow): Cell[] {
   ];
 }
 
-export const RATIO_HEADERS = ['engine figure', 'engine', 'unit', 'floor (bounded by)', 'floor', 'engine / floor', 'note'];
+const RATIO_HEADERS = ['engine figure', 'engine', 'unit', 'floor (bounded by)', 'floor', 'engine / floor', 'note'];
 
-export function ratioCells(r: RatioRow): Cell[] {
+function ratioCells(r: RatioRow): Cell[] {
   return [r.figure, r.engine, r.engineUnit, r.floorName, r.floor, `${fmt(r.ratio)}x`, r.note];
 }
 

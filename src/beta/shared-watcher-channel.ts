@@ -36,7 +36,7 @@ export const VARIANT_ADDED = 1;
 export const VARIANT_DELETED = 2;
 export const VARIANT_BOOKMARK = 3;
 
-export function variantOf(delivery: number): number {
+function variantOf(delivery: Delivery): number {
   return delivery === Delivery.Added ? VARIANT_ADDED : delivery === Delivery.Deleted ? VARIANT_DELETED : VARIANT_AS_IS;
 }
 

@@ -15,16 +15,16 @@
 import { SyncCursor } from '../sync/sync-cursor.js';
 import { Unpackr } from 'msgpackr';
 import { makeStatus } from '../core/errors.js';
-import { apiVersionOf, type KubeObject, type ResourceInfo, type WatchEventLike, type WatchEventType } from '../core/types.js';
+import { apiVersionOf, type KubeObject, type ResourceInfo, type WatchEventLike } from '../core/types.js';
 import { createRingRecord, HistoryRingReader, ReadStatus, type HistoryRingHandle } from '../ring/history-ring.js';
 import { POP_CLOSED, POP_EMPTY, SpscChannel, Terminal, type SpscChannelHandle } from '../ring/spsc-channel.js';
 import { VARIANT_ADDED, VARIANT_BOOKMARK, VARIANT_DELETED } from './shared-watcher-channel.js';
 import { decodeRingPayload } from './worker-pass-host.js';
 
 /** State cells shared by the server side and the consuming thread. */
-export const PORT_ENDED = 0; // Int32 word: 1 once the server ended the watch, 2 when it expired it (410)
-export const PORT_POSITION = 1; // Float64 word: the 410's resource version
-export const PORT_OLDEST = 2; // Float64 word: the 410's oldest servable RV - 1
+const PORT_ENDED = 0; // Int32 word: 1 once the server ended the watch, 2 when it expired it (410)
+const PORT_POSITION = 1; // Float64 word: the 410's resource version
+const PORT_OLDEST = 2; // Float64 word: the 410's oldest servable RV - 1
 
 export interface WatchPortHandle {
   readonly kind: 'watchcache.watch-port';
@@ -122,7 +122,7 @@ export class RemoteWatch implements AsyncIterableIterator<WatchEventLike> {
       const prev = prevObject ?? frame.object;
       return { type: 'DELETED', object: { ...prev, metadata: { ...prev.metadata, resourceVersion: String(this.record.rv) } } };
     }
-    return frame as { type: WatchEventType; object: KubeObject };
+    return frame;
   }
 
   private bookmark(rv: number): WatchEventLike {

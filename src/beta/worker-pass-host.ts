@@ -341,7 +341,7 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
     const d = m.selection.classify(ev);
     if (d === Delivery.None) return Offer.NotSelected;
     const variant = d === Delivery.Added ? VARIANT_ADDED : d === Delivery.Deleted ? VARIANT_DELETED : VARIANT_AS_IS;
-    if (!m.channel.tryPush(ref.index, variant as Variant)) return Offer.Full;
+    if (!m.channel.tryPush(ref.index, variant)) return Offer.Full;
     this.pushedTo.add(m.id);
     this.pushes++;
     return Offer.Pushed;

@@ -42,7 +42,9 @@ export interface WatchCacheOptions {
 export function checkMode(mode: unknown): Mode {
   if (mode === undefined) return 'beta';
   if (typeof mode !== 'string' || !(MODES as readonly string[]).includes(mode)) {
-    throw new BadRequestError(`unknown mode "${String(mode)}": must be one of off, alpha, beta`);
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- whatever the caller passed, shown as String() shows it
+    const shown = String(mode);
+    throw new BadRequestError(`unknown mode "${shown}": must be one of off, alpha, beta`);
   }
   return mode as Mode;
 }

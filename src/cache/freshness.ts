@@ -12,7 +12,7 @@
 import type { Clock, TimerHandle } from '../core/clock.js';
 import { ServiceUnavailableError, TooLargeResourceVersionError, type WatchCacheError } from '../core/errors.js';
 
-export const PROGRESS_REQUEST_PERIOD_MS = 100;
+const PROGRESS_REQUEST_PERIOD_MS = 100;
 
 interface Waiter {
   rv: number;

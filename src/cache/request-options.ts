@@ -41,7 +41,7 @@ export interface GetOptions {
 }
 
 /** Parse an RV parameter: undefined/'' -> '' (unset), else a non-negative integer. */
-export function parseResourceVersion(value: string | undefined, what = 'resourceVersion'): number | '' {
+function parseResourceVersion(value: string | undefined, what = 'resourceVersion'): number | '' {
   if (value === undefined || value === '') return '';
   if (typeof value !== 'string' || !/^\d+$/.test(value)) {
     throw new BadRequestError(`invalid ${what} "${String(value)}": must be an unsigned decimal integer`);
@@ -54,7 +54,9 @@ export function parseResourceVersion(value: string | undefined, what = 'resource
 function checkMatch(value: unknown): ResourceVersionMatch | undefined {
   if (value === undefined || value === '') return undefined;
   if (value !== 'NotOlderThan' && value !== 'Exact') {
-    throw new BadRequestError(`invalid resourceVersionMatch "${String(value)}": must be NotOlderThan or Exact`);
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- whatever the caller passed, shown as String() shows it
+    const shown = String(value);
+    throw new BadRequestError(`invalid resourceVersionMatch "${shown}": must be NotOlderThan or Exact`);
   }
   return value;
 }

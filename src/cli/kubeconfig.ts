@@ -27,7 +27,7 @@ export interface UpstreamFlags {
   kubeconfig: string | undefined;
 }
 
-type Named<T> = { name?: unknown } & { [key: string]: T | unknown };
+type Named = { name?: unknown; [key: string]: unknown };
 
 interface KubeconfigCluster {
   server?: unknown;
@@ -61,7 +61,7 @@ function str(file: string, field: string, v: unknown): string | undefined {
 
 function entry<T>(file: string, list: unknown, kind: string, name: string): T {
   if (!Array.isArray(list)) throw new UsageError(`--kubeconfig ${file}: no ${kind}s`);
-  const found = (list as Named<T>[]).find((e) => e !== null && typeof e === 'object' && e.name === name);
+  const found = (list as Named[]).find((e) => e !== null && typeof e === 'object' && e.name === name);
   const body = found?.[kind];
   if (body === undefined || body === null || typeof body !== 'object') throw new UsageError(`--kubeconfig ${file}: no ${kind} named "${name}"`);
   return body as T;

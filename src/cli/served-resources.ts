@@ -4,7 +4,7 @@
  * `kubectl describe` lists the events of the object it describes and fails
  * when the server has no events resource.
  */
-export const ALWAYS_SERVED = ['events'] as const;
+const ALWAYS_SERVED = ['events'] as const;
 
 export function servedResources(requested: readonly string[]): string[] {
   const out = [...requested];

@@ -28,7 +28,7 @@ async function loadEtcdStore(): Promise<NonNullable<EtcdModule['EtcdStore']>> {
   try {
     mod = (await import(url)) as EtcdModule;
   } catch (err) {
-    throw new Error(`--store etcd is not available: cannot load the etcd store (${(err as Error).message})`);
+    throw new Error(`--store etcd is not available: cannot load the etcd store (${(err as Error).message})`, { cause: err });
   }
   if (typeof mod.EtcdStore !== 'function') throw new Error('--store etcd is not available: the etcd store module has no EtcdStore');
   return mod.EtcdStore;

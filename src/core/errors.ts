@@ -4,7 +4,7 @@
  * status), `reason` (Kubernetes reason) and `status` (the Status object).
  */
 
-export interface StatusCause {
+interface StatusCause {
   type?: string;
   /** The cause type as kube-apiserver writes it on the wire (metav1.StatusCause `reason`). */
   reason?: string;

@@ -13,7 +13,7 @@ import { apiVersionOf } from '../core/types.js';
 import { WatchEvent } from '../wire/watch-event.js';
 import type { Watcher } from '../watch/watcher.js';
 
-export const DEADLINE_BOOKMARK_LEAD_MS = 2000;
+const DEADLINE_BOOKMARK_LEAD_MS = 2000;
 
 /** A BOOKMARK event: only kind, apiVersion and metadata.resourceVersion (plus annotations if given). */
 export function bookmarkEvent(resource: ResourceInfo, rv: number, annotations?: Record<string, string>): WatchEvent {

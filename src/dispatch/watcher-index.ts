@@ -43,7 +43,7 @@ export class WatcherIndex {
       if (bucket === undefined) this.byTrigger.set(sel.triggerValue, (bucket = new WatcherBucket()));
     } else {
       let names = this.byScope.get(sel.namespace);
-      if (names === undefined) this.byScope.set(sel.namespace, (names = new Map()));
+      if (names === undefined) this.byScope.set(sel.namespace, (names = new Map<string, WatcherBucket>()));
       bucket = names.get(sel.name);
       if (bucket === undefined) names.set(sel.name, (bucket = new WatcherBucket()));
     }

@@ -68,6 +68,6 @@ export class WatchCacheEvent {
 }
 
 /** A shallow copy of `object` with metadata.resourceVersion = rv. */
-export function withRV(object: KubeObject, rv: number): KubeObject {
+function withRV(object: KubeObject, rv: number): KubeObject {
   return { ...object, metadata: { ...object.metadata, resourceVersion: String(rv) } };
 }

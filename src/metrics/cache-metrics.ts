@@ -8,7 +8,7 @@ import type { ResourceInfo } from '../core/types.js';
 import type { EncodingCounter } from '../wire/watch-event.js';
 
 /** seed 001: apiserver_watch_cache_read_wait_seconds buckets. */
-export const READ_WAIT_BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3];
+const READ_WAIT_BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3];
 
 export type TerminationReason = 'unresponsive' | 'resource_expired' | 'resource_expired_initial';
 

@@ -472,8 +472,8 @@ export class HistoryRing {
     const next = this.next;
     // Index full: the slot we are about to write holds the oldest event.
     const oCap = next - this.oldest >= this.cap ? next - this.cap + 1 : this.oldest;
-    let o = oCap;
-    let p = align4(this.w);
+    let o: number;
+    let p: number;
     for (;;) {
       o = oCap;
       p = align4(this.w);

@@ -49,17 +49,6 @@ export function createGrowableSab(byteLength: number, maxByteLength: number): Sh
   return sab;
 }
 
-/** Current byte length of a (possibly growable) SharedArrayBuffer. */
-export function sabByteLength(sab: SharedArrayBuffer): number {
-  return sab.byteLength;
-}
-
-/** The growth limit of a growable SharedArrayBuffer (its byteLength when not growable). */
-export function sabMaxByteLength(sab: SharedArrayBuffer): number {
-  const g = sab as GrowableSharedArrayBuffer;
-  return g.growable === true ? g.maxByteLength : sab.byteLength;
-}
-
 /** Grow a growable SharedArrayBuffer to at least `newByteLength` (never shrinks). */
 export function growSab(sab: SharedArrayBuffer, newByteLength: number): void {
   if (newByteLength <= sab.byteLength) return;

@@ -57,7 +57,7 @@ export class FieldSelector {
  * The string value of a field of an object ("" when missing). Total: a
  * non-string name/namespace or indexer value reads as missing.
  */
-export function fieldValue(object: KubeObject, req: Pick<FieldRequirement, 'field' | 'path'>, indexers: Indexers): string {
+function fieldValue(object: KubeObject, req: Pick<FieldRequirement, 'field' | 'path'>, indexers: Indexers): string {
   if (req.field === 'metadata.name') return stringOr(object.metadata?.name);
   if (req.field === 'metadata.namespace') return stringOr(object.metadata?.namespace);
   const indexer = indexers[req.field];

@@ -6,7 +6,7 @@
  */
 import { BadRequestError } from '../core/errors.js';
 
-export type LabelOperator = 'exists' | 'notexists' | 'in' | 'notin';
+type LabelOperator = 'exists' | 'notexists' | 'in' | 'notin';
 
 export interface LabelRequirement {
   readonly key: string;
@@ -45,10 +45,10 @@ export class LabelSelector {
           if (has) return false;
           break;
         case 'in':
-          if (!has || !r.values.includes(map![r.key]!)) return false;
+          if (!has || !r.values.includes(map[r.key]!)) return false;
           break;
         case 'notin':
-          if (has && r.values.includes(map![r.key]!)) return false;
+          if (has && r.values.includes(map[r.key]!)) return false;
           break;
       }
     }

@@ -8,8 +8,8 @@
  * so a pass offers exactly what live dispatch would have offered.
  */
 import type { KubeObject } from '../core/types.js';
-import { FieldSelector, parseFieldSelector, type Indexers } from './field-selector.js';
-import { LabelSelector, parseLabelSelector } from './label-selector.js';
+import { type FieldSelector, parseFieldSelector, type Indexers } from './field-selector.js';
+import { type LabelSelector, parseLabelSelector } from './label-selector.js';
 import type { WatchCacheEvent } from '../history/watch-cache-event.js';
 
 /** What a watcher receives for one event (see `Selection.classify`). */

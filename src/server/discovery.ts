@@ -13,10 +13,10 @@ import type { ServedResource } from './served-resource.js';
 import { sendJSON } from './status-response.js';
 
 /** The verbs this server implements for every served resource. */
-export const VERBS = ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'] as const;
-export const READ_ONLY_VERBS = ['get', 'list', 'watch'] as const;
+const VERBS = ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'] as const;
+const READ_ONLY_VERBS = ['get', 'list', 'watch'] as const;
 
-export const VERSION_INFO = Object.freeze({
+const VERSION_INFO = Object.freeze({
   major: '1',
   minor: '30',
   gitVersion: 'v1.30.0+watchcache',
@@ -28,15 +28,15 @@ export const VERSION_INFO = Object.freeze({
   platform: `${process.platform}/${process.arch === 'x64' ? 'amd64' : process.arch}`,
 });
 
-export function apiVersions(serverAddress: string): object {
+function apiVersions(serverAddress: string): object {
   return { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress }] };
 }
 
-export function apiGroupList(): object {
+function apiGroupList(): object {
   return { kind: 'APIGroupList', apiVersion: 'v1', groups: [] };
 }
 
-export function apiResourceList(served: Iterable<ServedResource>): object {
+function apiResourceList(served: Iterable<ServedResource>): object {
   const resources = [];
   for (const r of served) {
     const s = r.spec;

@@ -48,7 +48,7 @@ export function mergeMetricsText(texts: readonly string[]): string {
 }
 
 /** The exposition of a set of registries (each registry once). */
-export async function metricsText(registries: Iterable<Registry>): Promise<string> {
+async function metricsText(registries: Iterable<Registry>): Promise<string> {
   const unique = [...new Set(registries)];
   const texts = await Promise.all(unique.map((r) => r.metrics()));
   return texts.length === 1 ? texts[0]! : mergeMetricsText(texts);

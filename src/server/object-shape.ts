@@ -45,10 +45,14 @@ export function prepareObject(body: unknown, target: Target): KubeObject {
   if (!isRecord(body)) throw new BadRequestError(`the request body must be a JSON object (a ${spec.kind})`);
   const apiVersion = specApiVersion(spec);
   if (body.kind !== undefined && body.kind !== spec.kind) {
-    throw new BadRequestError(`the kind of the object (${String(body.kind)}) does not match the resource (${spec.name} is ${spec.kind})`);
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- a JSON value from the body, shown as String() shows it
+    const kind = String(body.kind);
+    throw new BadRequestError(`the kind of the object (${kind}) does not match the resource (${spec.name} is ${spec.kind})`);
   }
   if (body.apiVersion !== undefined && body.apiVersion !== apiVersion) {
-    throw new BadRequestError(`the API version in the data (${String(body.apiVersion)}) does not match the expected API version (${apiVersion})`);
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- a JSON value from the body, shown as String() shows it
+    const version = String(body.apiVersion);
+    throw new BadRequestError(`the API version in the data (${version}) does not match the expected API version (${apiVersion})`);
   }
   if (!isRecord(body.metadata)) throw new BadRequestError('metadata is required and must be an object');
   const metadata: Record<string, unknown> = { ...body.metadata };

@@ -12,7 +12,7 @@ import { BadRequestError } from '../core/errors.js';
 import type { ResourceVersionMatch } from '../cache/request-options.js';
 import { parseFieldSelector, parseLabelSelector } from '../selection/selection.js';
 
-export const MAX_SELECTOR_LENGTH = 10_000;
+const MAX_SELECTOR_LENGTH = 10_000;
 
 export interface ReadQuery {
   watch: boolean;
@@ -32,7 +32,7 @@ const TRUE = new Set(['1', 't', 'T', 'true', 'TRUE', 'True']);
 const FALSE = new Set(['0', 'f', 'F', 'false', 'FALSE', 'False']);
 
 /** Go strconv.ParseBool; undefined when absent or empty. */
-export function parseBool(params: URLSearchParams, name: string): boolean | undefined {
+function parseBool(params: URLSearchParams, name: string): boolean | undefined {
   const v = params.get(name);
   if (v === null || v === '') return undefined;
   if (TRUE.has(v)) return true;

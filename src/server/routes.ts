@@ -86,11 +86,11 @@ export function parseRoute(pathname: string): Route {
     case 1:
       return resource(segs[0]!, undefined, undefined);
     case 2:
-      return resource(segs[0]!, undefined, segs[1]!);
+      return resource(segs[0]!, undefined, segs[1]);
     case 3:
-      return segs[0] === 'namespaces' ? resource(segs[2]!, segs[1]!, undefined) : NOT_FOUND;
+      return segs[0] === 'namespaces' ? resource(segs[2]!, segs[1], undefined) : NOT_FOUND;
     case 4:
-      return segs[0] === 'namespaces' ? resource(segs[2]!, segs[1]!, segs[3]!) : NOT_FOUND;
+      return segs[0] === 'namespaces' ? resource(segs[2]!, segs[1], segs[3]) : NOT_FOUND;
     default:
       return NOT_FOUND;
   }

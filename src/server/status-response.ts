@@ -10,7 +10,7 @@ import { StoreUnavailableError, UpstreamStatusError } from '../store/store-error
 import { PreconditionFailedError } from '../store/write-preconditions.js';
 import type { ResponseLike } from './http-types.js';
 
-export const JSON_TYPE = 'application/json';
+const JSON_TYPE = 'application/json';
 
 /** Send a JSON body with a status code. */
 export function sendJSON(res: ResponseLike, code: number, body: unknown, headers: OutgoingHttpHeaders = {}): void {
@@ -31,7 +31,7 @@ export function sendText(res: ResponseLike, code: number, text: string, contentT
 }
 
 /** Any thrown value as a WatchCacheError: store outages are 503, other non-Status errors 500. */
-export function asStatusError(err: unknown): WatchCacheError {
+function asStatusError(err: unknown): WatchCacheError {
   if (err instanceof WatchCacheError) return err;
   if (err instanceof StoreUnavailableError) return new ServiceUnavailableError(err.message, 1);
   return toWatchCacheError(err);
@@ -65,7 +65,7 @@ export function resourceNotFound(): WatchCacheError {
 }
 
 /** 404 for a missing object, named with the plural resource (`pods "x" not found`). */
-export function objectNotFound(resource: string, name: string): WatchCacheError {
+function objectNotFound(resource: string, name: string): WatchCacheError {
   return statusError(404, 'NotFound', `${resource} "${name}" not found`, { name, kind: resource });
 }
 

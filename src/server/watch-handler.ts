@@ -27,7 +27,7 @@ import { WatchStream } from './watch-stream.js';
 import { tableWatchEncoder } from './table/table.js';
 import { tableRequest, type TableRequest } from './table/table-request.js';
 
-export const MIN_REQUEST_TIMEOUT_SECONDS = DEFAULT_TIMEOUTS.minRequestTimeoutSeconds;
+const MIN_REQUEST_TIMEOUT_SECONDS = DEFAULT_TIMEOUTS.minRequestTimeoutSeconds;
 
 /** Kubernetes' default watch duration: minRequestTimeout x (1 + rand[0,1)), in whole seconds. */
 export function defaultWatchTimeoutSeconds(random: () => number = Math.random): number {

@@ -33,10 +33,10 @@ import type { ResponseLike } from './http-types.js';
 
 export type WatchEncoding = 'json' | 'msgpack';
 
-export const MAX_BATCH_EVENTS = 128;
-export const MAX_BATCH_BYTES = 256 * 1024;
+const MAX_BATCH_EVENTS = 128;
+const MAX_BATCH_BYTES = 256 * 1024;
 /** How often a stream blocked on back-pressure checks whether its watcher ended. */
-export const ENDED_POLL_MS = 200;
+const ENDED_POLL_MS = 200;
 
 const NOT_READY = Symbol('not-ready');
 const NOT_READY_PROMISE: Promise<typeof NOT_READY> = Promise.resolve(NOT_READY);
@@ -44,7 +44,7 @@ const NOT_READY_PROMISE: Promise<typeof NOT_READY> = Promise.resolve(NOT_READY);
 type Pulled = IteratorResult<WatchEvent> | typeof NOT_READY;
 
 /** The msgpack frame of an event with its 4-byte big-endian length prefix. */
-export function lengthPrefix(frame: Uint8Array): Buffer {
+function lengthPrefix(frame: Uint8Array): Buffer {
   const header = Buffer.allocUnsafe(4);
   header.writeUInt32BE(frame.length, 0);
   return header;

@@ -36,7 +36,7 @@ export class Checker {
       this.fail(path, `must have at least ${opts.min} item${opts.min === 1 ? '' : 's'}`);
       return undefined;
     }
-    return value;
+    return value as unknown[];
   }
 
   number(path: string, value: unknown, opts: { min?: number; max?: number; integer?: boolean; exclusiveMin?: boolean } = {}): number | undefined {
@@ -97,11 +97,12 @@ export function join(path: string, key: string | number): string {
   return path === '' ? key : `${path}.${key}`;
 }
 
-export function describe(value: unknown): string {
+function describe(value: unknown): string {
   if (value === undefined) return 'nothing';
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'string') return JSON.stringify(value.length > 40 ? value.slice(0, 40) + '…' : value);
   if (typeof value === 'object') return 'an object';
-  return String(value);
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
+  return `a ${typeof value}`;
 }

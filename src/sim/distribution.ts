@@ -8,10 +8,10 @@
  *   { "logUniform": [10, 10000] }        log-uniform in [min, max] (spans decades evenly)
  *   { "choice": [{ "value": 100, "weight": 3 }, { "value": "unlimited", "weight": 1 }] }
  */
-import { Checker, join } from './check.js';
+import { type Checker, join } from './check.js';
 import type { Prng } from './prng.js';
 
-export type DistValue = number | 'unlimited';
+type DistValue = number | 'unlimited';
 
 export type DistSpec =
   | DistValue

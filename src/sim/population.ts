@@ -11,7 +11,7 @@ import type { PopulationSpec, Scenario } from './scenario.js';
 import { labelValue, namespaceName, nodeName, TRIGGER_FIELD, type Workload } from './workload.js';
 
 /** What watcher `i` of a population selects. */
-export function selectionFor(p: PopulationSpec, i: number, scenario: Scenario, workload: Workload): Pick<WatchOptions, 'namespace' | 'labelSelector' | 'fieldSelector'> {
+function selectionFor(p: PopulationSpec, i: number, scenario: Scenario, workload: Workload): Pick<WatchOptions, 'namespace' | 'labelSelector' | 'fieldSelector'> {
   const w = scenario.writes;
   switch (p.selector.kind) {
     case 'all':

@@ -84,7 +84,7 @@ export interface FairnessSummary {
   neverServed: number;
 }
 
-export interface CatchupSummary {
+interface CatchupSummary {
   passes: number;
   opens: number;
   scanned: number;

@@ -16,20 +16,20 @@ import type { PassOptions } from '../sync/pass-options.js';
 import { Checker, join } from './check.js';
 import { checkDist, type DistSpec } from './distribution.js';
 
-export interface RateStep {
+interface RateStep {
   /** From this virtual second on (the first step must be at 0). */
   atS: number;
   perSecond: number;
 }
 
-export interface SkewedSet {
+interface SkewedSet {
   /** How many distinct values. */
   count: number;
   /** Zipf exponent of their popularity: 0 = uniform (default), 1 = a few hot values. */
   skew: number;
 }
 
-export interface LabelSpec extends SkewedSet {
+interface LabelSpec extends SkewedSet {
   key: string;
 }
 
@@ -54,7 +54,7 @@ export interface WriteSpec {
   payloadBytes: number;
 }
 
-export type SelectorKind = 'all' | 'namespace' | 'label' | 'trigger' | 'name';
+type SelectorKind = 'all' | 'namespace' | 'label' | 'trigger' | 'name';
 
 export interface StallEpisode {
   atS: number;
@@ -69,7 +69,7 @@ export interface StallEpisode {
   kind: 'stall' | 'disconnect';
 }
 
-export interface ReconnectSpec {
+interface ReconnectSpec {
   /** Delay before re-establishing a watch that ended (clients re-establish without backoff: 0). */
   delayMs: DistSpec;
   /** Resume from the last RV received (informers); false: from the current RV (losing the gap). */
@@ -105,13 +105,13 @@ export interface PopulationSpec {
   latencyClass: 'healthy' | 'slow' | undefined;
 }
 
-export interface HaltSpec {
+interface HaltSpec {
   atS: number;
   /** The cache's ingest is held this long; the writer keeps writing. */
   forMs: number;
 }
 
-export interface EngineSpec {
+interface EngineSpec {
   channelCapacity?: number;
   history?: { lowerBound?: number; upperBound?: number; eventFreshDurationMs?: number };
   pass?: Partial<PassOptions>;

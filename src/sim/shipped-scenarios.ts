@@ -6,10 +6,10 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const SHIPPED_SCENARIOS = ['proxy-fleet-blip.json', 'wan-node-agents.json', 'overloaded-dispatcher.json', 'many-cohorts.json'] as const;
+const SHIPPED_SCENARIOS = ['proxy-fleet-blip.json', 'wan-node-agents.json', 'overloaded-dispatcher.json', 'many-cohorts.json'] as const;
 
 /** The directory holding the shipped scenarios (dist/src/sim -> package root), else ./scenarios. */
-export function scenariosDir(): string {
+function scenariosDir(): string {
   const fromPackage = fileURLToPath(new URL('../../../scenarios/', import.meta.url));
   if (existsSync(resolve(fromPackage, SHIPPED_SCENARIOS[0]))) return fromPackage;
   return resolve('scenarios');

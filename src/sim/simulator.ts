@@ -47,11 +47,6 @@ const INDEXERS: Record<string, IndexerFunc> = {
   [TRIGGER_FIELD]: (o: KubeObject) => (o.spec as { nodeName?: string } | undefined)?.nodeName,
 };
 
-/** The variant a scenario's mode list means when nothing else varies. */
-export function modeVariant(mode: Variant['mode']): Variant {
-  return { label: mode, mode };
-}
-
 export async function simulate(scenario: Scenario, variant: Variant, options: SimulateOptions = {}): Promise<SimResult> {
   const realStart = performance.now();
   const driver: SimDriver = options.driver === 'real' ? realDriver() : virtualDriver(new VirtualClock(undefined, scenario.seed));

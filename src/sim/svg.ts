@@ -4,7 +4,7 @@
  * axes, and grouped bar charts. Every function returns an <svg> string.
  */
 
-export interface Axis {
+interface Axis {
   label: string;
   log?: boolean;
   min?: number;
@@ -35,7 +35,7 @@ export interface LineChart {
   note?: string;
 }
 
-export interface BarGroup {
+interface BarGroup {
   name: string;
   color: string;
   values: number[];

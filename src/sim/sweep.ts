@@ -29,7 +29,7 @@ export interface Job {
   variant: Variant;
 }
 
-export function jobName(job: Job): string {
+function jobName(job: Job): string {
   return `${job.scenario.name}/${job.variant.label}`;
 }
 

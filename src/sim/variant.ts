@@ -14,7 +14,7 @@ const PASS_NUMERIC: readonly NumericPass[] = ['maxWatchers', 'scanBudget', 'push
 const ORDERS: readonly CandidateOrder[] = ['kep', 'fifo', 'position'];
 
 /** Every parameter a sweep can vary. `budget` sets scanBudget and pushBudget together. */
-export const SWEEP_PARAMS: readonly string[] = ['mode', 'candidateOrder', ...PASS_NUMERIC, 'budget', 'channelCapacity', 'historyUpperBound', 'writeScale'];
+const SWEEP_PARAMS: readonly string[] = ['mode', 'candidateOrder', ...PASS_NUMERIC, 'budget', 'channelCapacity', 'historyUpperBound', 'writeScale'];
 
 export interface Sweep {
   param: string;
@@ -63,7 +63,7 @@ export function parseModes(spec: string): Mode[] {
 }
 
 /** Apply one sweep value to a variant (returns a new variant with its label extended). */
-export function withValue(base: Variant, param: string, value: string | number): Variant {
+function withValue(base: Variant, param: string, value: string | number): Variant {
   const v: Variant = { ...base, pass: { ...(base.pass ?? {}) } };
   if (param === 'mode') v.mode = value as Mode;
   else if (param === 'candidateOrder') v.pass!.candidateOrder = value as CandidateOrder;

@@ -7,7 +7,7 @@
  */
 import type { KubeObject } from '../core/types.js';
 import type { MemoryStore } from '../store/memory-store.js';
-import { Prng, Zipf } from './prng.js';
+import { type Prng, Zipf } from './prng.js';
 import type { WriteSpec } from './scenario.js';
 
 interface SimObject {

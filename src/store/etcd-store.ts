@@ -876,7 +876,7 @@ function decodeObject(value: Buffer, rv: number, limits: ObjectLimits): KubeObje
 /** A frozen copy (object and metadata) with metadata.resourceVersion = rv, as MemoryStore hands out. */
 function freeze(object: KubeObject, metadata: KubeObject['metadata'], rv: number): KubeObject {
   const meta = Object.freeze({ ...metadata, resourceVersion: String(rv) });
-  return markChecked(Object.freeze({ ...object, metadata: meta }) as KubeObject);
+  return markChecked(Object.freeze({ ...object, metadata: meta }));
 }
 
 

@@ -32,7 +32,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { Status } from '../core/errors.js';
-import type { ChangeType, StoreEvent } from '../core/types.js';
+import type { StoreEvent } from '../core/types.js';
 import { upstreamError } from './kube-client.js';
 import { KubeWatchStream, type WireWatchEvent } from './kube-watch-stream.js';
 import { StoreCompactedError, UpstreamStatusError } from './store-errors.js';
@@ -169,7 +169,7 @@ export class KubeWatch {
     if (rv === undefined) return this.retry(new Error(`a ${ev.type} event without a valid metadata.resourceVersion`));
     this.receivedOnStream++;
     if (this.initial !== undefined) {
-      if (ev.type !== 'BOOKMARK') return void this.initial.push({ type: ev.type as ChangeType, object: ev.object, resourceVersion: rv });
+      if (ev.type !== 'BOOKMARK') return void this.initial.push({ type: ev.type, object: ev.object, resourceVersion: rv });
       if (ev.object.metadata.annotations?.['k8s.io/initial-events-end'] !== 'true') return;
       // The state at `rv`: each object once, at its RV; in RV order it is a valid change sequence.
       const initial = this.initial.sort((a, b) => a.resourceVersion - b.resourceVersion);
@@ -185,7 +185,7 @@ export class KubeWatch {
     // Invariant: once, in RV order. Anything at or below the resume point was delivered before.
     if (rv <= this.resumeRV) return;
     this.resumeRV = rv;
-    deliver(this.onEvent, { type: ev.type as ChangeType, object: ev.object, resourceVersion: rv });
+    deliver(this.onEvent, { type: ev.type, object: ev.object, resourceVersion: rv });
   }
 
   /** The upstream proved everything up to `rv` delivered (a bookmark, or a probe's bookmark). */

@@ -243,5 +243,5 @@ function stamp(object: KubeObject, rv: number, keep: { uid: string | undefined; 
   const metadata = { ...object.metadata, resourceVersion: String(rv) };
   if (keep.uid !== undefined) metadata.uid = keep.uid;
   if (keep.creationTimestamp !== undefined) metadata.creationTimestamp = keep.creationTimestamp;
-  return markChecked(Object.freeze({ ...object, metadata: Object.freeze(metadata) }) as KubeObject);
+  return markChecked(Object.freeze({ ...object, metadata: Object.freeze(metadata) }));
 }

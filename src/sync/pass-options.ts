@@ -32,7 +32,7 @@ export interface PassOptions {
 }
 
 export const DEFAULT_PASS_OPTIONS: Readonly<PassOptions> = Object.freeze({
-  candidateOrder: 'kep' as CandidateOrder,
+  candidateOrder: 'kep',
   maxWatchers: 512,
   scanBudget: 2000,
   pushBudget: 2000,
@@ -51,7 +51,7 @@ export const DEFAULT_PASS_OPTIONS: Readonly<PassOptions> = Object.freeze({
  * run on the main thread, and dense catch-up gets faster. Beta keeps the
  * KEP's values (its passes are off the main thread).
  */
-export const ALPHA_PASS_DEFAULTS: Readonly<Partial<PassOptions>> = Object.freeze({ scanBudget: 1000, pushBudget: 1000 });
+const ALPHA_PASS_DEFAULTS: Readonly<Partial<PassOptions>> = Object.freeze({ scanBudget: 1000, pushBudget: 1000 });
 
 /**
  * Beta's passes run in the sync worker thread, not on the main thread: the

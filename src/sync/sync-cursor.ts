@@ -19,8 +19,8 @@
  */
 
 /** Slots of the position cell. */
-export const CELL_POSITION = 0;
-export const CELL_DRAINED = 1;
+const CELL_POSITION = 0;
+const CELL_DRAINED = 1;
 export const CELL_SLOTS = 2;
 
 export class SyncCursor {

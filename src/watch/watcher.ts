@@ -205,7 +205,7 @@ export class Watcher implements AsyncIterableIterator<WatchEvent> {
     const w = this.waiter;
     this.waiter = undefined;
     if (w !== undefined) w(DONE);
-    this.owner.watcherEnded(this, this.endReason!);
+    this.owner.watcherEnded(this, this.endReason);
   }
 
   next(): Promise<IteratorResult<WatchEvent>> {

@@ -27,7 +27,7 @@ export function nestedValue(depth: number): Record<string, unknown> {
 }
 
 /** Any JSON value of modest size, plus the odd ones (null, deep nests). */
-export const oddValue: fc.Arbitrary<unknown> = fc.oneof(
+const oddValue: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 3, arbitrary: fc.constant(null) },
   { weight: 2, arbitrary: fc.integer() },
   { weight: 1, arbitrary: fc.double({ noNaN: true, noDefaultInfinity: true }) },
@@ -65,7 +65,7 @@ const spec = fc.oneof(
 );
 
 /** A pod-shaped object with odd fields (as a JS value). */
-export const podLike: fc.Arbitrary<Record<string, unknown>> = fc.record(
+const podLike: fc.Arbitrary<Record<string, unknown>> = fc.record(
   {
     apiVersion: fc.oneof({ weight: 4, arbitrary: fc.constant('v1') }, { weight: 1, arbitrary: oddValue }),
     kind: fc.oneof({ weight: 4, arbitrary: fc.constant('Pod') }, { weight: 1, arbitrary: oddValue }),
@@ -77,7 +77,7 @@ export const podLike: fc.Arbitrary<Record<string, unknown>> = fc.record(
 );
 
 /** A request body as text: JSON of a pod-like object, JSON of anything, a deep nest, raw garbage, or nothing. */
-export const bodyText: fc.Arbitrary<string | undefined> = fc.oneof(
+const bodyText: fc.Arbitrary<string | undefined> = fc.oneof(
   { weight: 8, arbitrary: podLike.map((o) => JSON.stringify(o)) },
   { weight: 1, arbitrary: fc.json({ maxDepth: 3 }) },
   { weight: 1, arbitrary: fc.integer({ min: 200, max: 20_000 }).map((d) => `{"metadata":{"name":"a"},"spec":${nestedJson(d)}}`) },
@@ -104,7 +104,7 @@ export const fieldSelector: fc.Arbitrary<string> = fc.oneof(
 );
 
 /** Read query parameters (a random subset, each with a plausible or junk value). */
-export const readQuery: fc.Arbitrary<Record<string, string>> = fc.record(
+const readQuery: fc.Arbitrary<Record<string, string>> = fc.record(
   {
     watch: fc.constantFrom('true', '1', 'false', '0', 'yes', ''),
     resourceVersion,
@@ -122,7 +122,7 @@ export const readQuery: fc.Arbitrary<Record<string, string>> = fc.record(
 );
 
 /** A request target: the resource paths mostly, with junk now and then. */
-export const path: fc.Arbitrary<string> = fc.oneof(
+const path: fc.Arbitrary<string> = fc.oneof(
   { weight: 5, arbitrary: fc.constantFrom(...NAMESPACES).map((ns) => `/api/v1/namespaces/${ns}/pods`) },
   { weight: 5, arbitrary: fc.tuple(fc.constantFrom(...NAMESPACES), fc.constantFrom(...NAMES)).map(([ns, n]) => `/api/v1/namespaces/${ns}/pods/${n}`) },
   { weight: 2, arbitrary: fc.constant('/api/v1/pods') },
@@ -131,7 +131,7 @@ export const path: fc.Arbitrary<string> = fc.oneof(
   { weight: 1, arbitrary: fc.string({ maxLength: 20 }).map((s) => `/api/v1/namespaces/${encodeURIComponent(s)}/pods`) },
 );
 
-export const method = fc.oneof(
+const method = fc.oneof(
   { weight: 6, arbitrary: fc.constant('GET') },
   { weight: 4, arbitrary: fc.constant('POST') },
   { weight: 3, arbitrary: fc.constant('PUT') },
@@ -139,7 +139,7 @@ export const method = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom('PATCH', 'HEAD', 'OPTIONS') },
 );
 
-export const contentType = fc.constantFrom('application/json', 'application/json', 'application/merge-patch+json', 'text/plain', 'application/yaml', '');
+const contentType = fc.constantFrom('application/json', 'application/json', 'application/merge-patch+json', 'text/plain', 'application/yaml', '');
 
 export interface FuzzRequest {
   method: string;

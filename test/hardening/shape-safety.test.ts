@@ -140,7 +140,7 @@ for (const mode of MODES) {
       assert.equal('labels' in stored.metadata, false);
       await assert.rejects(store.create({ metadata: { namespace: 'd', name: 'x', labels: { app: 1 as unknown as string } } }), BadRequestError);
       await assert.rejects(store.create({ metadata: { namespace: 'd', name: 'x' }, spec: nestedValue(1500) }), BadRequestError);
-      await assert.rejects(store.create({ metadata: { namespace: 'd', name: 'x' }, spec: () => 1 } as unknown as KubeObject), BadRequestError);
+      await assert.rejects(store.create({ metadata: { namespace: 'd', name: 'x' }, spec: () => 1 }), BadRequestError);
       const cyclic: Record<string, unknown> = {};
       cyclic.self = cyclic;
       await assert.rejects(store.create({ metadata: { namespace: 'd', name: 'x' }, spec: cyclic }), BadRequestError);

@@ -130,7 +130,7 @@ describe('server timeouts', () => {
     });
     clearInterval(timer);
     assert.equal(status, 504);
-    assert.equal(JSON.parse(body).reason, 'Timeout');
+    assert.equal((JSON.parse(body) as { reason?: string }).reason, 'Timeout');
     session.close();
   });
 
@@ -169,7 +169,7 @@ describe('timeouts over TLS', () => {
     const f = await startFixture({ mode: 'off', tls: { cert: readFileSync(cert), key: readFileSync(key) }, timeouts: { idleTimeoutMs: IDLE_MS } });
     try {
       const socket = tls.connect({ port: f.port, host: '127.0.0.1', ca: readFileSync(cert), ALPNProtocols: ['http/1.1'] });
-      const done = closed(socket as unknown as net.Socket);
+      const done = closed(socket);
       socket.on('secureConnect', () => socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n'));
       assert.match(await done, /^HTTP\/1\.1 200/);
       const session = http2.connect(f.url, { ca: readFileSync(cert) });

@@ -15,7 +15,7 @@
  *    position) was older than the history could serve at that moment.
  */
 import type { Mode } from '../../src/index.js';
-import { type Expected, WriteHistory } from './model.js';
+import { type Expected, type WriteHistory } from './model.js';
 import type { Received, SessionRecord, Violation } from './session.js';
 
 export interface CheckContext {

@@ -18,10 +18,10 @@ import { FaultyStore } from './faulty-store.js';
 import type { Received, SessionRecord, Violation } from './session.js';
 import { asWatcher, type Watcher } from '../../src/watch/watcher.js';
 
-export type Behaviour = 'fast' | 'slow' | 'stall' | 'never' | 'early' | 'reconnect';
+type Behaviour = 'fast' | 'slow' | 'stall' | 'never' | 'early' | 'reconnect';
 const BEHAVIOURS: readonly Behaviour[] = ['fast', 'slow', 'stall', 'never', 'early', 'reconnect'];
 
-export interface ConsumerSpec {
+interface ConsumerSpec {
   id: number;
   seed: number;
   /** Write step at which it starts. */

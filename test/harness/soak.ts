@@ -20,7 +20,7 @@ const { values } = parseArgs({
 });
 const target = Number(values.sessions);
 const minutes = Number(values.minutes);
-const modes = values.modes!.split(',') as Mode[];
+const modes = values.modes.split(',') as Mode[];
 for (const m of modes) if (!MODES.includes(m)) throw new Error(`unknown mode ${m}`);
 if (!(target > 0) || !(minutes > 0)) throw new Error('--sessions and --minutes must be > 0');
 let seed = values.seed !== undefined ? Number(values.seed) : (Date.now() % 1_000_000_007) >>> 0;

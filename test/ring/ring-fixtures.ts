@@ -15,11 +15,11 @@ export function rvOf(abs: number): number {
 }
 
 /** Padding length: varies payload sizes from ~150 B to ~750 B. */
-export function padOf(abs: number): number {
+function padOf(abs: number): number {
   return (abs * 7919) % 600;
 }
 
-export function typeOf(abs: number): ChangeType {
+function typeOf(abs: number): ChangeType {
   return TYPES[abs % 3]!;
 }
 

@@ -199,7 +199,7 @@ editingSuite('--store etcd', async () => {
     async close() {
       s.child.kill('SIGTERM');
       await s.exited;
-      await etcd!.stop();
+      await etcd.stop();
     },
   };
 });

@@ -176,7 +176,7 @@ test('chain over a memory root: writes through the leaf land in the root; an ups
   assert.deepEqual((await names(leaf.url)).sort(), (await names(root.url)).sort());
   const viaKubectl = await kubectl.run('get', 'pods', '-o', 'json');
   assert.equal(viaKubectl.code, 0, viaKubectl.stderr);
-  assert.deepEqual(JSON.parse(viaKubectl.stdout).items.map((o: Obj) => o.metadata.name).sort(), (await names(root.url)).sort());
+  assert.deepEqual((JSON.parse(viaKubectl.stdout) as { items: Obj[] }).items.map((o) => o.metadata.name).sort(), (await names(root.url)).sort());
   await informerMatchesRoot(calls, informer, root.url);
 });
 

@@ -101,7 +101,7 @@ describe('Tables over HTTP', () => {
   let f: Fixture;
   before(async () => {
     f = await startFixture({ resources: ['pods', 'configmaps', 'services'] });
-    await f.store().create(pod('t-1', 'default', 0, { app: 't' }) as never);
+    await f.store().create(pod('t-1', 'default', 0, { app: 't' }));
     await f.store('configmaps').create({ metadata: { namespace: 'default', name: 'c' }, data: { a: '1' }, binaryData: { b: 'AA==' } });
     await f.store('services').create({ metadata: { namespace: 'default', name: 's' } });
   });
@@ -118,8 +118,8 @@ describe('Tables over HTTP', () => {
     assert.deepEqual(t.columnDefinitions.map((c) => `${c.name}:${c.priority}`), ['Name:0', 'Ready:0', 'Status:0', 'Restarts:0', 'Age:0', 'IP:1', 'Node:1', 'Nominated Node:1', 'Readiness Gates:1']);
     assert.deepEqual(t.rows[0]!.cells.slice(0, 4), ['t-1', '0/1', '', '0']);
     assert.deepEqual(t.rows[0]!.object, { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: t.rows[0]!.object!.metadata });
-    assert.equal(t.rows[0]!.object!.metadata.namespace, 'default');
-    assert.deepEqual(t.rows[0]!.object!.metadata.labels, { app: 't' });
+    assert.equal(t.rows[0]!.object.metadata.namespace, 'default');
+    assert.deepEqual(t.rows[0]!.object.metadata.labels, { app: 't' });
   });
 
   test('get: one row; includeObject=Object and None; v1beta1', async () => {
@@ -140,7 +140,7 @@ describe('Tables over HTTP', () => {
     await w.response;
     assert.equal(w.status, 200);
     await w.waitFor(() => w.events.length >= 1, 'the initial ADDED');
-    await f.store().create(pod('t-2') as never);
+    await f.store().create(pod('t-2'));
     await w.waitFor(() => w.events.length >= 2, 'the live ADDED');
     const [first, second] = w.events.map((e) => e.object as unknown as Table);
     assert.equal(first!.kind, 'Table');

@@ -9,6 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import type { IncomingMessage } from 'node:http';
 import http2 from 'node:http2';
 import https from 'node:https';
 import net from 'node:net';
@@ -96,8 +97,9 @@ describe('HTTP/1.1 and h2c on one port', () => {
     try {
       const list = await h2get(session, PODS);
       assert.equal(list.status, 200);
-      assert.equal(JSON.parse(list.text).kind, 'PodList');
-      const rv = JSON.parse(list.text).metadata.resourceVersion as string;
+      const parsed = JSON.parse(list.text) as { kind: string; metadata: { resourceVersion: string } };
+      assert.equal(parsed.kind, 'PodList');
+      const rv = parsed.metadata.resourceVersion;
       const w1 = new H2Watch(f.url, `${PODS}?watch=true&resourceVersion=${rv}`, { session });
       const w2 = new H2Watch(f.url, `${PODS}?watch=true&resourceVersion=${rv}&labelSelector=app%3Dx`, { session });
       await Promise.all([w1.response, w2.response]);
@@ -126,7 +128,7 @@ describe('HTTP/1.1 and h2c on one port', () => {
       const session = http2.connect(`http://127.0.0.1:${proxy.port}`);
       const r = await h2get(session, '/api');
       assert.equal(r.status, 200);
-      assert.equal(JSON.parse(r.text).kind, 'APIVersions');
+      assert.equal((JSON.parse(r.text) as { kind: string }).kind, 'APIVersions');
       session.close();
       const h1 = await request(`http://127.0.0.1:${proxy.port}/api/v1`);
       assert.equal(h1.status, 200);
@@ -190,7 +192,7 @@ describe('TLS', () => {
     // HTTP/1.1 over TLS: node:https offers only http/1.1 in ALPN
     const decoder = new EventDecoder();
     const req = https.get(`${f.url}${PODS}?watch=true&resourceVersion=0`, { ca: tls.cert, agent: false });
-    const res = await new Promise<import('node:http').IncomingMessage>((r) => req.on('response', r));
+    const res = await new Promise<IncomingMessage>((r) => req.on('response', r));
     assert.equal(res.statusCode, 200);
     assert.equal(res.httpVersion, '1.1');
     assert.equal(res.headers['transfer-encoding'], 'chunked');

@@ -16,8 +16,8 @@ async function run(argv: string[]): Promise<{ code: number; out: string; err: st
   const err: string[] = [];
   const o = process.stdout.write.bind(process.stdout);
   const e = process.stderr.write.bind(process.stderr);
-  process.stdout.write = ((c: string | Uint8Array) => (out.push(String(c)), true)) as typeof process.stdout.write;
-  process.stderr.write = ((c: string | Uint8Array) => (err.push(String(c)), true)) as typeof process.stderr.write;
+  process.stdout.write = ((c: string | Uint8Array) => (out.push(String(c)), true));
+  process.stderr.write = ((c: string | Uint8Array) => (err.push(String(c)), true));
   try {
     const code = await runSimulateCommand(argv);
     return { code, out: out.join(''), err: err.join('') };

@@ -284,7 +284,7 @@ export class H2Watch extends WatchClient {
     this.stream = this.session.request({ ':path': path, ...(options.headers ?? {}) });
     this.stream.on('response', (h) => {
       this.status = Number(h[':status']);
-      for (const [k, v] of Object.entries(h)) if (!k.startsWith(':')) this.headers[k] = v as string;
+      for (const [k, v] of Object.entries(h)) if (!k.startsWith(':')) this.headers[k] = v;
       this.resolveResponse();
       this.notify();
     });

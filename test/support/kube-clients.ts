@@ -61,14 +61,14 @@ current-context: local
   }
 }
 
-export interface ClientNodeObject {
+interface ClientNodeObject {
   metadata?: { name?: string; namespace?: string; resourceVersion?: string };
 }
 export interface ClientNodeKubeConfig {
   loadFromOptions(options: object): void;
   makeApiClient<T>(api: new (...args: never[]) => T): T;
 }
-export interface ClientNodeCoreV1Api {
+interface ClientNodeCoreV1Api {
   listNamespacedPod(p: { namespace: string }): Promise<{ metadata?: { resourceVersion?: string }; items: ClientNodeObject[] }>;
 }
 export interface ClientNodeInformer {

@@ -20,7 +20,7 @@ export function findKubectl(): string | undefined {
 
 export const KUBECTL_MISSING = 'kubectl is not installed (apt-get install -y kubernetes-client, or set KUBECTL=/path/to/kubectl)';
 
-export interface KubectlRun {
+interface KubectlRun {
   code: number;
   stdout: string;
   stderr: string;

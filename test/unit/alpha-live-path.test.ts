@@ -467,7 +467,7 @@ describe('the hard-stop fix (Watcher)', () => {
     w.drain('expired', err());
     assert.equal(w.accepting, false);
     assert.equal(w.push(new WatchEvent('ADDED', pod('c'), 3)), true, 'push is the channel; the owner stops offering');
-    assert.equal((await w.next()).value?.rv, 1);
+    assert.equal(((await w.next()).value as WatchCacheEvent | undefined)?.rv, 1);
     w.stop('client');
     assert.deepEqual(await w.next(), { done: true, value: undefined });
   });

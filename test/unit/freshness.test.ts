@@ -96,7 +96,7 @@ describe('Freshness.wait (waitUntilFresh)', () => {
     f.stop();
     const err = await rejection(p);
     assert.ok(err instanceof ServiceUnavailableError);
-    assert.equal((err as ServiceUnavailableError).code, 503);
+    assert.equal((err).code, 503);
     await assert.rejects(f.wait(0), ServiceUnavailableError);
   });
 

@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import type { KubeObject, WatchOptions } from '../../src/index.js';
 import { asWatcher, type Watcher } from '../../src/watch/watcher.js';
 import type { WatchEvent } from '../../src/wire/watch-event.js';
-import { Reader, VirtualClock, flush, objectRVs, pod, setup, withTimeout } from './support/harness.js';
+import { Reader, type VirtualClock, flush, objectRVs, pod, setup, withTimeout } from './support/harness.js';
 
 const MODES = ['off', 'alpha', 'beta'] as const;
 const nodeName = (o: KubeObject): string | undefined => (o.spec as { nodeName?: string } | undefined)?.nodeName;

@@ -250,7 +250,7 @@ describe('HistoryInterval (seed 001 batch buffer)', () => {
     assert.equal(it.next()!.rv, 1); // batch 1..100 copied
     fill(h, 151, 120, 0); // evicts 1..120: the next unread index (100) is gone
     for (let rv = 2; rv <= 100; rv++) assert.equal(it.next()!.rv, rv);
-    assert.throws(() => it.next(), (err: unknown) => err instanceof IntervalInvalidatedError && /interval invalidated/.test((err as Error).message));
+    assert.throws(() => it.next(), (err: unknown) => err instanceof IntervalInvalidatedError && /interval invalidated/.test((err).message));
   });
 
   test('not invalidated while its next unread event is still kept', () => {

@@ -6,7 +6,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Registry } from 'prom-client';
 import { WatchCache, MemoryStore } from '../../src/index.js';
-import { WatchEvent } from '../../src/wire/watch-event.js';
+import { type WatchEvent } from '../../src/wire/watch-event.js';
 import { Reader, VirtualClock, churn, flush, pod, setup } from './support/harness.js';
 import { asWatcher } from '../../src/watch/watcher.js';
 
@@ -140,7 +140,7 @@ for (const mode of ['off', 'alpha', 'beta'] as const) {
       const l2 = e2!.jsonLine(cache.encodings);
       assert.equal(l1, l2);
       assert.equal(l1.toString().endsWith('\n'), true);
-      assert.deepEqual(JSON.parse(l1.toString()).type, 'ADDED');
+      assert.deepEqual((JSON.parse(l1.toString()) as { type: string }).type, 'ADDED');
       ev.msgpackFrame(cache.encodings);
       ev.msgpackFrame(cache.encodings);
       assert.equal(await cache.metricValue('apiserver_watch_cache_event_encodings_total', { format: 'json' }), 1);

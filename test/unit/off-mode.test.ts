@@ -13,7 +13,8 @@ import { CacheMetrics } from '../../src/metrics/cache-metrics.js';
 import { Selection } from '../../src/selection/selection.js';
 import { Watcher, asWatcher } from '../../src/watch/watcher.js';
 import { WatchEvent } from '../../src/wire/watch-event.js';
-import { FakeOwner, PausableStore, Reader, VirtualClock, flush, objectRVs, pod, settle, setup } from './support/harness.js';
+import { FakeOwner, PausableStore, Reader, VirtualClock, flush, objectRVs, pod, setup } from './support/harness.js';
+import { settle } from '../../src/sim/virtual-clock.js';
 
 describe('DispatchBudget (cacher/time_budget.go)', () => {
   test('starts empty and accrues 50 ms per second, capped at 100 ms', async () => {
@@ -82,7 +83,7 @@ describe('ForceClosePolicy (unit)', () => {
     assert.equal(policy.afterEvent(() => resumed++), true, 'dispatch pauses');
     await clock.advance(40);
     assert.equal(resumed, 0);
-    assert.equal((await w.next()).value?.rv, 1); // makes room: onRoom runs in a microtask
+    assert.equal(((await w.next()).value as WatchCacheEvent | undefined)?.rv, 1); // makes room: onRoom runs in a microtask
     await flush();
     assert.equal(resumed, 1, 'resumed as soon as every blocked watcher has its event');
     assert.equal(w.position, 2);

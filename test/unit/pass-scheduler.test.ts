@@ -5,7 +5,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Clock, TimerHandle } from '../../src/index.js';
+import type { TimerHandle } from '../../src/index.js';
 import { PassScheduler } from '../../src/sync/pass-scheduler.js';
 import { resolvePassOptions } from '../../src/sync/pass-options.js';
 import type { PassStats } from '../../src/sync/sync-pass.js';
@@ -73,7 +73,7 @@ function rig(next: () => { stats: PassStats; takesMs?: number; deferDone?: boole
   const durations: number[] = [];
   let work = true;
   let pendingDone: (() => void) | undefined;
-  const s = new PassScheduler(clock as unknown as Clock, resolvePassOptions({}), {
+  const s = new PassScheduler(clock, resolvePassOptions({}), {
     hasWork: () => work,
     runPass: (done) => {
       passesAt.push(clock.now());
@@ -264,7 +264,7 @@ describe('pass periods in the cache (alpha)', () => {
     await store.create(pod('d')); // w2 stalls
     await flush();
     assert.equal(w2.unsynced, true);
-    assert.equal(sp.scheduler.periodKind as string, 'normal', 'a new stall resets the period');
+    assert.equal(sp.scheduler.periodKind, 'normal', 'a new stall resets the period');
     assert.equal(sp.scheduler.period, 10);
     w.stop();
     w2.stop();

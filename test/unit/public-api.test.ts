@@ -12,20 +12,25 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import type { Registry } from 'prom-client';
 import type { CacheWatchEvent, Status, Watch, WatchCache, KubeObject } from '../../src/index.js';
+import type * as Entry from '../../src/index.js';
 
 type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
-type Index = typeof import('../../src/index.js');
+type Index = typeof Entry;
+/** Compiles only when `T` is `true`: the build stops on a broken assertion below. */
+function check<T extends true>(): T {
+  return true as T;
+}
 
 export const typeChecks: true[] = [
-  true as Equals<ReturnType<WatchCache['watch']>, Watch>,
-  true as Equals<WatchCache['metrics'], Registry>,
-  true as Equals<Extract<CacheWatchEvent, { type: 'ERROR' }>['object'], Status>,
-  true as Equals<Exclude<CacheWatchEvent, { type: 'ERROR' }>['object'], KubeObject>,
-  true as ('Watcher' extends keyof Index ? false : true),
-  true as ('watcherEnded' | 'watcherHasRoom' | 'initialOvertaken' | 'channelOverwritten' extends keyof WatchCache ? false : true),
-  true as ('stallPolicy' extends keyof WatchCache ? false : true),
-  true as ('betaSync' extends keyof WatchCache ? false : true),
-  true as Equals<Parameters<Watch['stop']>, []>,
+  check<Equals<ReturnType<WatchCache['watch']>, Watch>>(),
+  check<Equals<WatchCache['metrics'], Registry>>(),
+  check<Equals<Extract<CacheWatchEvent, { type: 'ERROR' }>['object'], Status>>(),
+  check<Equals<Exclude<CacheWatchEvent, { type: 'ERROR' }>['object'], KubeObject>>(),
+  check<'Watcher' extends keyof Index ? false : true>(),
+  check<'watcherEnded' | 'watcherHasRoom' | 'initialOvertaken' | 'channelOverwritten' extends keyof WatchCache ? false : true>(),
+  check<'stallPolicy' extends keyof WatchCache ? false : true>(),
+  check<'betaSync' extends keyof WatchCache ? false : true>(),
+  check<Equals<Parameters<Watch['stop']>, []>>(),
 ];
 
 test('the package entry exports exactly the checked-in names', async () => {

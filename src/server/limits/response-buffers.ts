@@ -26,7 +26,7 @@ export interface BufferLimits {
   readonly perServerBytes: number;
 }
 
-export const DEFAULT_BUFFER_LIMITS: BufferLimits = Object.freeze({ perConnectionBytes: 32 * 1024 * 1024, perServerBytes: 256 * 1024 * 1024 });
+const DEFAULT_BUFFER_LIMITS: BufferLimits = Object.freeze({ perConnectionBytes: 32 * 1024 * 1024, perServerBytes: 256 * 1024 * 1024 });
 
 export type OverflowScope = 'connection' | 'server';
 
@@ -102,8 +102,8 @@ export class ResponseBuffers {
     // Whatever the transport never took is no longer held once the response is gone.
     res.once('close', release);
     const target = res as unknown as { write: Write; end: End };
-    const write = target.write.bind(res) as Write;
-    const end = target.end.bind(res) as End;
+    const write: Write = target.write.bind(res);
+    const end: End = target.end.bind(res);
     target.write = (chunk: Uint8Array | string, ...rest: unknown[]): boolean => {
       if (over) return false;
       const cb = account(byteLength(chunk));

@@ -41,7 +41,9 @@ function humanLines(out: NodeJS.WritableStream): Writable {
         const fields = Object.entries(rest)
           .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
           .join(' ');
-        out.write(`${t} ${(LEVEL_NAMES[Number(level)] ?? String(level)).padEnd(5)} ${String(msg ?? '')}${fields === '' ? '' : ' ' + fields}\n`);
+        // eslint-disable-next-line @typescript-eslint/no-base-to-string -- pino's msg is a string; anything else prints as String() would
+        const shown = String(msg ?? '');
+        out.write(`${t} ${(LEVEL_NAMES[Number(level)] ?? String(level)).padEnd(5)} ${shown}${fields === '' ? '' : ' ' + fields}\n`);
       }
       done();
     },

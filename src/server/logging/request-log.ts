@@ -29,7 +29,9 @@ export function logRequest(logger: Logger, requestLog: boolean, req: RequestLike
     };
     if (status >= 500 && !HEALTH_PATHS.has(record.path)) {
       const cause = errorCause(res);
-      logger.error({ ...record, err: cause instanceof Error ? cause : undefined, cause: cause instanceof Error ? cause.message : cause === undefined ? undefined : String(cause) }, 'server error');
+      // eslint-disable-next-line @typescript-eslint/no-base-to-string -- a non-Error cause is logged as String() shows it
+      const shown = cause instanceof Error ? cause.message : cause === undefined ? undefined : String(cause);
+      logger.error({ ...record, err: cause instanceof Error ? cause : undefined, cause: shown }, 'server error');
     } else if (requestLog) {
       logger.info(record, 'request');
     }

@@ -17,7 +17,7 @@
  * conflict (someone wrote in between) reads and applies again, up to
  * MAX_ATTEMPTS times, as kube-apiserver's GuaranteedUpdate does.
  */
-import { BadRequestError, ConflictError, WatchCacheError } from '../../core/errors.js';
+import { BadRequestError, ConflictError, type WatchCacheError } from '../../core/errors.js';
 import type { KubeObject } from '../../core/types.js';
 import { isPatchingStore, type PatchRequest } from '../../store/patch-request.js';
 import { prepareObject, withTypeMeta } from '../object-shape.js';
@@ -33,13 +33,13 @@ import { applyMergePatch } from './merge-patch.js';
 import { patchSchemaFor } from './patch-strategies.js';
 import { applyStrategicMergePatch } from './strategic-merge-patch.js';
 
-export const MERGE_PATCH = 'application/merge-patch+json';
-export const JSON_PATCH = 'application/json-patch+json';
-export const STRATEGIC_MERGE_PATCH = 'application/strategic-merge-patch+json';
-export const APPLY_PATCH = 'application/apply-patch+yaml';
+const MERGE_PATCH = 'application/merge-patch+json';
+const JSON_PATCH = 'application/json-patch+json';
+const STRATEGIC_MERGE_PATCH = 'application/strategic-merge-patch+json';
+const APPLY_PATCH = 'application/apply-patch+yaml';
 const PATCH_TYPES = [JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH];
 
-export const MAX_ATTEMPTS = 5;
+const MAX_ATTEMPTS = 5;
 
 /** The media type of a Content-Type header, lower case, without parameters. */
 function mediaType(header: string | undefined): string {
@@ -115,7 +115,8 @@ export async function handlePatch(r: ResourceRequest, bodyLimit: number): Promis
       const object: KubeObject = prepareObject(patched, { spec, namespace, name });
       const invalid = validateUpdate(object, current, spec);
       if (invalid !== undefined) throw invalid;
-      object.metadata.resourceVersion = explicit ? String(patchedRV) : readRV;
+      const clientRV = String(patchedRV);
+      object.metadata.resourceVersion = explicit ? clientRV : readRV;
       try {
         sendJSON(r.res, 200, withTypeMeta(await store.update(object), spec));
         return;

@@ -217,8 +217,8 @@ function applySetElementOrder(original: JsonMap, patch: JsonMap, schema: PatchSc
     const field = key.slice(SET_ELEMENT_ORDER.length);
     const meta = schema[field];
     const mergeKey = meta?.mergeKey;
-    const current = Object.hasOwn(original, field) && Array.isArray(original[field]) ? (original[field] as JsonValue[]) : undefined;
-    const given = Object.hasOwn(patch, field) && Array.isArray(patch[field]) ? (patch[field] as JsonValue[]) : undefined;
+    const current = Object.hasOwn(original, field) && Array.isArray(original[field]) ? (original[field]) : undefined;
+    const given = Object.hasOwn(patch, field) && Array.isArray(patch[field]) ? (patch[field]) : undefined;
     if (given !== undefined) {
       for (const e of given) {
         if (isDirectiveElement(e) || (isJsonMap(e) && mergeKey === undefined)) continue; // maps match only by a merge key
@@ -242,7 +242,7 @@ function applyRetainKeys(original: JsonMap, patch: JsonMap): void {
   const keep = patch[RETAIN_KEYS]!;
   delete patch[RETAIN_KEYS];
   if (!Array.isArray(keep) || !keep.every((k) => typeof k === 'string')) throw new BadRequestError(`${RETAIN_KEYS} must be a list of field names`);
-  const set = new Set(keep as string[]);
+  const set = new Set(keep);
   for (const k of Object.keys(patch)) {
     if (patch[k] === null || k.startsWith(DELETE_FROM_PRIMITIVE_LIST) || k.startsWith(SET_ELEMENT_ORDER)) continue;
     if (!set.has(k)) throw new BadRequestError(`invalid patch format of retainKeys: "${k}" is set but not in ${RETAIN_KEYS}`);

@@ -9,8 +9,8 @@
 import { BadRequestError } from '../../core/errors.js';
 import { MSGPACK_TYPE } from '../media-type.js';
 
-export type TableVersion = 'v1' | 'v1beta1';
-export type IncludeObject = 'None' | 'Metadata' | 'Object';
+type TableVersion = 'v1' | 'v1beta1';
+type IncludeObject = 'None' | 'Metadata' | 'Object';
 
 export interface TableRequest {
   readonly version: TableVersion;

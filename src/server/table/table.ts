@@ -13,7 +13,7 @@ import { specApiVersion } from '../resources.js';
 import { tablePrinterFor, type ColumnDefinition } from './table-columns.js';
 import type { TableRequest } from './table-request.js';
 
-export interface TableRow {
+interface TableRow {
   cells: unknown[];
   object?: unknown;
 }

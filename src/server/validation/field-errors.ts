@@ -6,7 +6,7 @@
  */
 import { WatchCacheError } from '../../core/errors.js';
 
-export type FieldErrorType = 'FieldValueRequired' | 'FieldValueInvalid' | 'FieldValueTooLong' | 'FieldValueForbidden';
+type FieldErrorType = 'FieldValueRequired' | 'FieldValueInvalid' | 'FieldValueTooLong' | 'FieldValueForbidden';
 
 const TYPE_TEXT: Record<FieldErrorType, string> = {
   FieldValueRequired: 'Required value',
@@ -46,7 +46,7 @@ function body(e: FieldError): string {
   return `${TYPE_TEXT[e.type]}: ${e.detail}`;
 }
 
-export function fieldErrorText(e: FieldError): string {
+function fieldErrorText(e: FieldError): string {
   return `${e.field}: ${body(e)}`;
 }
 

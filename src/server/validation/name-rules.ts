@@ -18,8 +18,8 @@ const DNS1035_RE = whole(DNS1035_LABEL);
 const NAME_PART_RE = whole(QUALIFIED_NAME_PART);
 const LABEL_VALUE_RE = whole(LABEL_VALUE);
 
-export const DNS1123_SUBDOMAIN_MAX = 253;
-export const DNS1123_LABEL_MAX = 63;
+const DNS1123_SUBDOMAIN_MAX = 253;
+const DNS1123_LABEL_MAX = 63;
 
 const maxLen = (n: number): string => `must be no more than ${n} characters`;
 

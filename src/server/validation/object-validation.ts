@@ -16,7 +16,7 @@ import type { ResourceSpec } from '../resources.js';
 import { forbidden, invalid, invalidObject, required, tooLong, type FieldError } from './field-errors.js';
 import { isDNS1035Label, isDNS1123Label, isDNS1123Subdomain, isQualifiedName, isValidLabelValue } from './name-rules.js';
 
-export const TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024;
+const TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024;
 
 /** The name rule of a resource (apimachinery's ValidateNameFunc per registry). */
 function nameRule(spec: ResourceSpec): (name: string) => string[] {
@@ -64,7 +64,7 @@ function validateAnnotations(annotations: unknown, errors: FieldError[]): void {
 }
 
 /** The field errors of an object's metadata (create and update alike). */
-export function objectMetaErrors(object: KubeObject, spec: ResourceSpec): FieldError[] {
+function objectMetaErrors(object: KubeObject, spec: ResourceSpec): FieldError[] {
   const errors: FieldError[] = [];
   const meta = object.metadata;
   const name = meta.name;

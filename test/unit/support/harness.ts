@@ -11,7 +11,7 @@ import { VirtualClock, settle } from '../../../src/sim/virtual-clock.js';
 import type { Watcher, WatcherOwner } from '../../../src/watch/watcher.js';
 import type { WatchEvent } from '../../../src/wire/watch-event.js';
 
-export { VirtualClock, settle };
+export { VirtualClock,  };
 
 export interface Env {
   clock: VirtualClock;
@@ -103,7 +103,7 @@ export class Reader {
   }
 }
 
-export function brief(ev: { type: string; object: KubeObject }): string {
+function brief(ev: { type: string; object: KubeObject }): string {
   return `${ev.type}:${ev.object.metadata?.resourceVersion ?? ''}`;
 }
 
@@ -249,11 +249,3 @@ export function shiftEvent(w: Watcher): WatchEvent | undefined {
   return ev;
 }
 
-/** Drive virtual time in steps until `cond` holds (or `maxMs` of virtual time passed). */
-export async function advanceUntil(clock: VirtualClock, cond: () => boolean | Promise<boolean>, stepMs = 10, maxMs = 60_000): Promise<boolean> {
-  for (let t = 0; t <= maxMs; t += stepMs) {
-    if (await cond()) return true;
-    await clock.advance(stepMs);
-  }
-  return cond();
-}
