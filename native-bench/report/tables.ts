@@ -37,12 +37,12 @@ export function printKepTable(rows: KepRow[]): void {
   printTable('KEP benchmark: catch-up, resync and memory', KEP_CATCHUP_HEADERS, rows.map(kepCatchupCells));
 }
 
-export const CATCHUP_HEADERS = [
+const CATCHUP_HEADERS = [
   'W', 'mode', 'events behind', 'resynced', 'all resynced s', 'resync p50 s', '410s', 'timed out', 'window s', 'deliv/s', 'pass pushes/s', 'one-thread bound pushes/s',
   'pushes / bound', 'healthy p99 µs without', 'healthy p99 µs during', 'during / without', 'ELU %',
 ];
 
-export function catchupCells(r: CatchupRow): Cell[] {
+function catchupCells(r: CatchupRow): Cell[] {
   return [
     r.watchers, r.modeLabel, r.historyEvents, `${r.resynced}/${r.watchers}`, r.resynced === r.watchers ? r.allResyncedMs / 1000 : '-', r.resyncP50Ms / 1000, r.expired410,
     r.timedOut ? `yes (${r.maxS} s)` : 'no', r.windowS, r.deliveriesPerS, r.workerPushesPerS, r.pushBoundPerS, r.workerShareOfBound, r.healthyBaseline.p99Us, r.healthyDuring.p99Us,

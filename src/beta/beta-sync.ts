@@ -17,6 +17,7 @@
  * 4. An expired watcher comes back with its position and the oldest RV; the
  *    main thread drains its backlog and sends the 410.
  */
+import type { EventLoopUtilization } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { IndexerFunc, KubeObject } from '../core/types.js';
@@ -212,7 +213,7 @@ export class BetaSync implements FullChannelPolicy {
    * EventLoopUtilization; undefined in-process): how busy the thread was,
    * pass work and wake-ups included (the bench's "worker busy" figure).
    */
-  workerUtilization(since?: import('node:perf_hooks').EventLoopUtilization): import('node:perf_hooks').EventLoopUtilization | undefined {
+  workerUtilization(since?: EventLoopUtilization): EventLoopUtilization | undefined {
     const w = this.worker;
     if (w === undefined) return undefined;
     return since === undefined ? w.performance.eventLoopUtilization() : w.performance.eventLoopUtilization(since);

@@ -23,7 +23,7 @@ import { CELL_SLOTS } from '../sync/sync-cursor.js';
 export const CELL_BYTES = 8 * CELL_SLOTS;
 
 /** Default slab size: about 4,000 channels of 100 slots. */
-export const DEFAULT_SLAB_BYTES = 4 * 1024 * 1024;
+const DEFAULT_SLAB_BYTES = 4 * 1024 * 1024;
 
 /** Where a watcher's region is: the slab id, and the byte offset of its position cell. */
 export interface SlabSlot {

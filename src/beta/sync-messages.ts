@@ -8,7 +8,7 @@ import type { SpscChannelHandle } from '../ring/spsc-channel.js';
 import type { PassOptions } from '../sync/pass-options.js';
 
 /** What the worker needs to rebuild a watcher's selection (indexer functions cannot cross threads). */
-export interface SelectionSpec {
+interface SelectionSpec {
   namespace: string;
   name: string;
   labelSelector: string;

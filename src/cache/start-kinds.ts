@@ -29,13 +29,14 @@ export interface StartKind {
   start(a: StartActions, w: Watcher, v: ValidatedWatch, cacheRV: number): void;
 }
 
-export const START_KINDS: readonly StartKind[] = [
+const START_KINDS: readonly StartKind[] = [
   {
     name: "consistent '' (initial events unless sendInitialEvents=false)",
     applies: (v) => v.rv === '' && v.sendInitialEvents !== false,
     // Catch up to the store's current RV first (up to blockTimeoutMs).
     start: (a, w, v) =>
-      a.consistentRV()
+      void a
+        .consistentRV()
         .then((target) => a.untilFresh(target))
         .then(
           () => a.fromState(w, v.sendInitialEvents === true && v.allowBookmarks),
@@ -47,7 +48,7 @@ export const START_KINDS: readonly StartKind[] = [
     applies: (v) => v.rv === '',
     // Start at the store's current RV, no initial events.
     start: (a, w) =>
-      a.consistentRV().then(
+      void a.consistentRV().then(
         (target) => a.fromRV(w, target),
         (err: unknown) => a.fail(w, err),
       ),
@@ -61,7 +62,7 @@ export const START_KINDS: readonly StartKind[] = [
     name: 'sendInitialEvents at an RV ahead of the cache',
     applies: (v) => v.sendInitialEvents === true,
     start: (a, w, v) =>
-      a.untilFresh(v.rv as number /* not '': the rows above took it */).then(
+      void a.untilFresh(v.rv as number /* not '': the rows above took it */).then(
         () => a.fromState(w, v.allowBookmarks),
         (err: unknown) => a.fail(w, err),
       ),

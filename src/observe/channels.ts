@@ -27,7 +27,7 @@ export const CHANNEL_NAMES = {
  * payloads carry engine objects (the pass members), so they are not part of
  * the public contract: not exported from the package entry (`observeTool`).
  */
-export const TOOL_CHANNEL_NAMES = {
+const TOOL_CHANNEL_NAMES = {
   passStart: 'watchcache:pass-start',
   passWork: 'watchcache:pass-work',
   passResync: 'watchcache:pass-resync',
@@ -93,7 +93,7 @@ export interface PassMessage {
  * worker's). `cache` is the cache, or for a worker's pass its pass host (the
  * worker thread has no cache; in-process: `betaSyncOf(cache).inProcessHost`).
  */
-export interface PassStartMessage {
+interface PassStartMessage {
   cache: object;
   /** The unsynced members it walks, in order (read them now: the pass moves them). */
   members: readonly PassMember[];
@@ -119,7 +119,7 @@ export interface PassWorkMessage {
 }
 
 /** A sync pass resyncs one member (published just before its host does: alpha's resync, beta's hand-back request). */
-export interface PassResyncMessage {
+interface PassResyncMessage {
   cache: object;
   member: PassMember;
 }

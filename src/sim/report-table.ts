@@ -9,7 +9,7 @@ import { headline, type SimReport } from './report.js';
 import { simVerdicts, verdictCells, verdictHeaders, verdictKeys } from './report-verdict.js';
 
 /** The verdict rows as aligned text. */
-export function renderVerdict(report: SimReport): string {
+function renderVerdict(report: SimReport): string {
   const vs = simVerdicts(report);
   if (vs.length === 0) return '';
   const keys = verdictKeys(vs);

@@ -61,7 +61,7 @@ const ALPHA_PASS_DEFAULTS: Readonly<Partial<PassOptions>> = Object.freeze({ scan
  * 50,000 events behind at 2,000 pushes per 10 ms pass took tens of seconds.
  * The member cap and the one-channel-per-cohort rule still bound a pass.
  */
-export const BETA_PASS_DEFAULTS: Readonly<Partial<PassOptions>> = Object.freeze({ maxWatchers: 4096, scanBudget: 20_000, pushBudget: 100_000, busyShare: 0.5 });
+const BETA_PASS_DEFAULTS: Readonly<Partial<PassOptions>> = Object.freeze({ maxWatchers: 4096, scanBudget: 20_000, pushBudget: 100_000, busyShare: 0.5 });
 
 /** The options a pass runs with: `input` over the mode's defaults (without a mode: the KEP's initial values). */
 export function resolvePassOptions(input: Partial<PassOptions> | undefined, mode: 'off' | 'alpha' | 'beta' = 'off'): PassOptions {

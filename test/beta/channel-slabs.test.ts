@@ -51,6 +51,7 @@ test('ChannelSlabs: regions are carved from a few slabs, reused by size, and big
 
 test('beta: introductions and stalls carry no SharedArrayBuffer; each slab is sent once; ended regions are reused', async () => {
   const sent: MainToWorker[] = [];
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- called below with its own `this`, restored after the test
   const handle = SyncWorkerEndpoint.prototype.handle;
   SyncWorkerEndpoint.prototype.handle = function (msg: MainToWorker): void {
     sent.push(msg);
