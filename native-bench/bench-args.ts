@@ -41,7 +41,14 @@ export interface BenchPlan {
   };
   throughput: { modes: Mode[]; durationS: number; bigWatchers: number };
   floor: { timeMs: number };
-  proxy: { proxies: number; clientsPerProxy: number; slowPerProxy: number; rate: number; durationS: number; blipS: number };
+  proxy: {
+    proxies: number;
+    clientsPerProxy: number;
+    slowPerProxy: number;
+    rate: number;
+    durationS: number;
+    blipS: number;
+  };
   peers: {
     naiveCounts: number[];
     naiveDurationS: number;
@@ -93,7 +100,12 @@ Options:
 `;
 
 function list(s: string | undefined): string[] | undefined {
-  return s === undefined ? undefined : s.split(',').map((x) => x.trim()).filter((x) => x !== '');
+  return s === undefined
+    ? undefined
+    : s
+        .split(',')
+        .map((x) => x.trim())
+        .filter((x) => x !== '');
 }
 
 function int(name: string, s: string | undefined, min: number): number | undefined {
@@ -104,12 +116,22 @@ function int(name: string, s: string | undefined, min: number): number | undefin
 }
 
 function proxyPlan(values: Record<string, string | boolean | undefined>, quick: boolean): BenchPlan['proxy'] {
-  const str = (k: string): string | undefined => (typeof values[k] === 'string' ? (values[k]) : undefined);
+  const str = (k: string): string | undefined => (typeof values[k] === 'string' ? values[k] : undefined);
   const clientsPerProxy = int('proxy-clients', str('proxy-clients'), 1) ?? 4;
   const slowPerProxy = int('proxy-slow', str('proxy-slow'), 0) ?? 1;
-  if (slowPerProxy >= clientsPerProxy) throw new Error(`--proxy-slow (${slowPerProxy}) must be below --proxy-clients (${clientsPerProxy}): some clients must be healthy`);
+  if (slowPerProxy >= clientsPerProxy)
+    throw new Error(
+      `--proxy-slow (${slowPerProxy}) must be below --proxy-clients (${clientsPerProxy}): some clients must be healthy`,
+    );
   const durationS = int('proxy-duration', str('proxy-duration'), 8) ?? (quick ? 20 : 40);
-  return { proxies: int('proxies', str('proxies'), 2) ?? 20, clientsPerProxy, slowPerProxy, rate: int('proxy-rate', str('proxy-rate'), 1) ?? 200, durationS, blipS: 5 };
+  return {
+    proxies: int('proxies', str('proxies'), 2) ?? 20,
+    clientsPerProxy,
+    slowPerProxy,
+    rate: int('proxy-rate', str('proxy-rate'), 1) ?? 200,
+    durationS,
+    blipS: 5,
+  };
 }
 
 /** Parse argv (without node and script). Throws an Error with a message for bad flags. */
@@ -148,9 +170,11 @@ export function parseBenchArgs(argv: string[]): BenchPlan {
   const modes = (list(values.modes) ?? [...MODES]) as Mode[];
   for (const m of modes) if (!MODES.includes(m)) throw new Error(`unknown mode "${m}" in --modes (off, alpha, beta)`);
   const suites = (list(values.suite) ?? [...DEFAULT_SUITES]) as Suite[];
-  for (const s of suites) if (!SUITES.includes(s)) throw new Error(`unknown suite "${s}" in --suite (${SUITES.join(', ')})`);
+  for (const s of suites)
+    if (!SUITES.includes(s)) throw new Error(`unknown suite "${s}" in --suite (${SUITES.join(', ')})`);
   const variantNames = list(values.variants) ?? ['stalled', 'rate'];
-  for (const v of variantNames) if (v !== 'stalled' && v !== 'rate') throw new Error(`unknown variant "${v}" in --variants (stalled, rate)`);
+  for (const v of variantNames)
+    if (v !== 'stalled' && v !== 'rate') throw new Error(`unknown variant "${v}" in --variants (stalled, rate)`);
   const variants = variantNames as SlowVariant[];
   const stalled = list(values.stalled)?.map((s) => int('stalled', s, 0)!);
   const rate = int('rate', values.rate, 1) ?? 1000;

@@ -28,13 +28,13 @@ import { runThroughputSweep } from './throughput.js';
 
 const NOTES = [
   BETA_NOTE,
-  'All watch consumers run in-process on the main thread, as a single-threaded server\'s stream writers would: the resume-phase latency includes N slow clients draining their backlog on that thread; the stall-phase latency is the KEP\'s measurement (N stalled watchers present).',
+  "All watch consumers run in-process on the main thread, as a single-threaded server's stream writers would: the resume-phase latency includes N slow clients draining their backlog on that thread; the stall-phase latency is the KEP's measurement (N stalled watchers present).",
   'Latency is write -> receipt (writer call to the consumer\'s loop), HdrHistogram, 3 significant digits. "writer lag" is how late the fixed-rate writer ran against its schedule (main-thread stalls).',
   'off-mode clients reconnect at once from their last RV after a force-close (client-go behaviour) and re-list after a 410, so off mode shows the force-close/reconnect loop the KEP describes.',
   'deliveries/s out = events taken out of channels + left in channels (+ a full channel per force-closed watch), over the run time.',
   '"heap B/slow @end" is the heap growth from before the slow watchers to the end of the run, per slow watcher, after a full GC: it includes the history\'s own growth (compare with N = 0).',
-  'The throughput split comes from the engine\'s own per-event phase timings (the watchcache:event diagnostics channel, docs/observability.md), published only while the bench subscribes.',
-  'Floor ratios use the floor task\'s median; the machine is a shared 2-vCPU VM, so compare ratios from one run rather than absolute values across runs (see the load average).',
+  "The throughput split comes from the engine's own per-event phase timings (the watchcache:event diagnostics channel, docs/observability.md), published only while the bench subscribes.",
+  "Floor ratios use the floor task's median; the machine is a shared 2-vCPU VM, so compare ratios from one run rather than absolute values across runs (see the load average).",
 ];
 
 async function step<T>(name: string, log: (l: string) => void, fn: () => Promise<T>, fallback: T): Promise<T> {
@@ -54,27 +54,69 @@ export async function runSuite(plan: BenchPlan, argv: string[], log: (l: string)
   const t0 = performance.now();
   const loadStart = loadavg()[0] ?? 0;
   const has = (s: string): boolean => plan.suites.includes(s as BenchPlan['suites'][number]);
-  const floor = has('floor') ? await step('floor', log, () => runFloorIsolated({ timeMs: plan.floor.timeMs, bigFanout: 100_000 }), []) : [];
+  const floor = has('floor')
+    ? await step('floor', log, () => runFloorIsolated({ timeMs: plan.floor.timeMs, bigFanout: 100_000 }), [])
+    : [];
   const kep = has('kep') ? await step('kep', log, () => runKepSweep({ ...plan.kep, log }), []) : [];
   const catchup = has('catchup') ? await step('catchup', log, () => runCatchupSweep({ ...plan.catchup, log }), []) : [];
-  const throughput = has('throughput') ? await step('throughput', log, () => runThroughputSweep({ ...plan.throughput, log }), []) : [];
+  const throughput = has('throughput')
+    ? await step('throughput', log, () => runThroughputSweep({ ...plan.throughput, log }), [])
+    : [];
   const peers: PeerResults = { naive: [], etcd: [], etcdSkipped: 'not run', http: [], httpSkipped: 'not run' };
   if (has('peers')) {
     const engineModes = plan.modes.filter((m) => m !== 'off');
-    peers.naive = await step('peer naive', log, () => runNaiveSweep({ counts: plan.peers.naiveCounts, rate: plan.peers.rate, durationS: plan.peers.naiveDurationS, engineModes, log }), []);
+    peers.naive = await step(
+      'peer naive',
+      log,
+      () =>
+        runNaiveSweep({
+          counts: plan.peers.naiveCounts,
+          rate: plan.peers.rate,
+          durationS: plan.peers.naiveDurationS,
+          engineModes,
+          log,
+        }),
+      [],
+    );
     if (plan.peers.etcd) {
       const mode = plan.modes.includes('beta') ? 'beta' : (plan.modes[plan.modes.length - 1] ?? 'beta');
-      const r = await step('peer etcd', log, () => runEtcdPeerIsolated({ watchers: plan.peers.etcdWatchers, rate: plan.peers.etcdRate, durationS: plan.peers.etcdDurationS, mode }), { rows: [], skipped: 'failed (see the log)' });
+      const r = await step(
+        'peer etcd',
+        log,
+        () =>
+          runEtcdPeerIsolated({
+            watchers: plan.peers.etcdWatchers,
+            rate: plan.peers.etcdRate,
+            durationS: plan.peers.etcdDurationS,
+            mode,
+          }),
+        { rows: [], skipped: 'failed (see the log)' },
+      );
       peers.etcd = r.rows;
       peers.etcdSkipped = r.skipped;
     } else peers.etcdSkipped = 'skipped (--no-etcd)';
     if (plan.peers.http) {
-      const r = await step('peer http', log, () => runHttpPeer({ modes: plan.modes, clients: plan.peers.httpClients, stalled: plan.peers.httpStalled, rate: plan.peers.httpRate, durationS: plan.peers.httpDurationS, log }), { rows: [], skipped: 'failed (see the log)' });
+      const r = await step(
+        'peer http',
+        log,
+        () =>
+          runHttpPeer({
+            modes: plan.modes,
+            clients: plan.peers.httpClients,
+            stalled: plan.peers.httpStalled,
+            rate: plan.peers.httpRate,
+            durationS: plan.peers.httpDurationS,
+            log,
+          }),
+        { rows: [], skipped: 'failed (see the log)' },
+      );
       peers.http = r.rows;
       peers.httpSkipped = r.skipped;
     } else peers.httpSkipped = 'skipped (--no-http)';
   }
-  const proxy = has('proxy') ? await step('proxy', log, () => runProxySweep({ modes: plan.modes, ...plan.proxy, log }), []) : [];
+  const proxy = has('proxy')
+    ? await step('proxy', log, () => runProxySweep({ modes: plan.modes, ...plan.proxy, log }), [])
+    : [];
   const cpu = cpus();
   const report: BenchReport = {
     meta: {
@@ -133,6 +175,15 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
     writeOut(plan.html, renderHtml(report));
     log(`wrote ${plan.html}`);
   }
-  const empty = report.kep.length + report.catchup.length + report.throughput.length + report.floor.length + report.peers.naive.length + report.peers.etcd.length + report.peers.http.length + (report.proxy?.length ?? 0) === 0;
+  const empty =
+    report.kep.length +
+      report.catchup.length +
+      report.throughput.length +
+      report.floor.length +
+      report.peers.naive.length +
+      report.peers.etcd.length +
+      report.peers.http.length +
+      (report.proxy?.length ?? 0) ===
+    0;
   return empty ? 1 : 0;
 }

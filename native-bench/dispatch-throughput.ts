@@ -26,8 +26,12 @@ async function measure(mode: Mode, watchers: number, events: number): Promise<Ro
   const cache = new WatchCache({ store, mode, history: { lowerBound: 100, upperBound: 102400 } });
   await cache.start();
   const ws = [];
-  for (let i = 0; i < watchers; i++) ws.push(cache.watch({ resourceVersion: String(cache.resourceVersion), channelCapacity: events + 1 }));
-  const obj = { metadata: { namespace: 'default', name: 'p', labels: { app: 'x' } }, spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'nginx' }] } };
+  for (let i = 0; i < watchers; i++)
+    ws.push(cache.watch({ resourceVersion: String(cache.resourceVersion), channelCapacity: events + 1 }));
+  const obj = {
+    metadata: { namespace: 'default', name: 'p', labels: { app: 'x' } },
+    spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'nginx' }] },
+  };
   await store.create(obj);
   await new Promise((r) => setImmediate(r));
   global.gc?.();
@@ -40,7 +44,15 @@ async function measure(mode: Mode, watchers: number, events: number): Promise<Ro
   const pushed = ws.reduce((a, w) => a + asWatcher(w).queue.size, 0);
   if (pushed !== watchers * events) throw new Error(`expected ${watchers * events} pushes, got ${pushed}`);
   await cache.stop();
-  return { mode, watchers, events, seconds, eventsPerSec: events / seconds, pushesPerSec: pushed / seconds, heapDeltaBytesPerEvent: (heap1 - heap0) / events };
+  return {
+    mode,
+    watchers,
+    events,
+    seconds,
+    eventsPerSec: events / seconds,
+    pushesPerSec: pushed / seconds,
+    heapDeltaBytesPerEvent: (heap1 - heap0) / events,
+  };
 }
 
 const { values } = parseArgs({ options: { json: { type: 'string' } } });
@@ -50,5 +62,9 @@ for (const mode of ['off', 'alpha', 'beta'] as Mode[]) {
   rows.push(await measure(mode, 100_000, 40));
 }
 console.log('mode   watchers   events   events/s     pushes/s');
-for (const r of rows) console.log(`${r.mode.padEnd(6)} ${String(r.watchers).padStart(8)} ${String(r.events).padStart(8)} ${r.eventsPerSec.toFixed(0).padStart(10)} ${r.pushesPerSec.toExponential(2).padStart(12)}`);
-if (values.json !== undefined) writeFileSync(values.json, JSON.stringify({ node: process.version, date: new Date().toISOString(), rows }, null, 2));
+for (const r of rows)
+  console.log(
+    `${r.mode.padEnd(6)} ${String(r.watchers).padStart(8)} ${String(r.events).padStart(8)} ${r.eventsPerSec.toFixed(0).padStart(10)} ${r.pushesPerSec.toExponential(2).padStart(12)}`,
+  );
+if (values.json !== undefined)
+  writeFileSync(values.json, JSON.stringify({ node: process.version, date: new Date().toISOString(), rows }, null, 2));

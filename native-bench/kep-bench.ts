@@ -108,9 +108,12 @@ export async function runKepOnce(c: KepConfig): Promise<KepRow> {
   const passes = probe.totals();
   probe.close();
   const eventsWritten = writer.written - written0;
-  const jsonEncodings = (await counter(cache, 'apiserver_watch_cache_event_encodings_total', { format: 'json' })) - enc0;
-  const msgpackEncodings = (await counter(cache, 'apiserver_watch_cache_event_encodings_total', { format: 'msgpack' })) - mp0;
-  const forceCloses = (await counter(cache, 'apiserver_terminated_watchers_total', { reason: 'unresponsive' })) - closes0;
+  const jsonEncodings =
+    (await counter(cache, 'apiserver_watch_cache_event_encodings_total', { format: 'json' })) - enc0;
+  const msgpackEncodings =
+    (await counter(cache, 'apiserver_watch_cache_event_encodings_total', { format: 'msgpack' })) - mp0;
+  const forceCloses =
+    (await counter(cache, 'apiserver_terminated_watchers_total', { reason: 'unresponsive' })) - closes0;
   const stalls = (await counter(cache, 'apiserver_watch_cache_watcher_stalls_total')) - stalls0;
   const expired410 =
     (await counter(cache, 'apiserver_terminated_watchers_total', { reason: 'resource_expired' })) +
@@ -175,7 +178,14 @@ export async function runKepOnce(c: KepConfig): Promise<KepRow> {
     scanRatePerS: passes.scanned / (wallMs / 1000),
     scannedPerPassMs: finite(passes.scanned / (passes.workerMs > 0 ? passes.workerMs : passes.workMs)),
     passPushes: passes.pushes,
-    resync: { slow: c.slow, resynced: resyncs.length, caughtUpAfterReconnect: slow.filter((s) => s.caughtUpMs >= 0).length, p50Ms: percentile(resyncs, 50), p99Ms: percentile(resyncs, 99), maxMs: percentile(resyncs, 100) },
+    resync: {
+      slow: c.slow,
+      resynced: resyncs.length,
+      caughtUpAfterReconnect: slow.filter((s) => s.caughtUpMs >= 0).length,
+      p50Ms: percentile(resyncs, 50),
+      p99Ms: percentile(resyncs, 99),
+      maxMs: percentile(resyncs, 100),
+    },
     memory: {
       rssBaseMiB: toMiB(base.rss),
       rssPeakMiB: toMiB(Math.max(sampler.peakRss, registered.rss)),
@@ -188,7 +198,11 @@ export async function runKepOnce(c: KepConfig): Promise<KepRow> {
   };
 }
 
-function mergeHealthy(hs: HealthyClient[]): { all: KepRow['latency']; stall: KepRow['latency']; resume: KepRow['latency'] } {
+function mergeHealthy(hs: HealthyClient[]): {
+  all: KepRow['latency'];
+  stall: KepRow['latency'];
+  resume: KepRow['latency'];
+} {
   // Latency is reported for the first healthy watcher (all healthy watchers see the same events).
   const h = hs[0];
   if (h === undefined) throw new Error('kep bench needs at least one healthy watcher');
@@ -215,7 +229,11 @@ export async function runKepSweep(o: KepSweepOptions): Promise<KepRow[]> {
   const url = new URL('./kep-bench.js', import.meta.url);
   for (const variant of o.variants) {
     for (const slow of o.slowCounts) {
-      if (variant === 'rate' && (slow === 0 || (o.rateVariantCounts !== undefined && !o.rateVariantCounts.includes(slow)))) continue;
+      if (
+        variant === 'rate' &&
+        (slow === 0 || (o.rateVariantCounts !== undefined && !o.rateVariantCounts.includes(slow)))
+      )
+        continue;
       for (const mode of o.modes) {
         const config: KepConfig = {
           mode,

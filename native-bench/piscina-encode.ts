@@ -17,8 +17,23 @@ function pod(i: number): unknown {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { namespace: `ns-${i % 50}`, name: `pod-${i}`, resourceVersion: String(i), labels: { app: `app-${i % 10}`, tier: 'web' }, uid: `uid-${i}` },
-    spec: { nodeName: `node-${i % 100}`, containers: [{ name: 'c', image: 'registry.example/app:1.2.3', env: Array.from({ length: 20 }, (_, k) => ({ name: `VAR_${k}`, value: 'x'.repeat(60) })) }] },
+    metadata: {
+      namespace: `ns-${i % 50}`,
+      name: `pod-${i}`,
+      resourceVersion: String(i),
+      labels: { app: `app-${i % 10}`, tier: 'web' },
+      uid: `uid-${i}`,
+    },
+    spec: {
+      nodeName: `node-${i % 100}`,
+      containers: [
+        {
+          name: 'c',
+          image: 'registry.example/app:1.2.3',
+          env: Array.from({ length: 20 }, (_, k) => ({ name: `VAR_${k}`, value: 'x'.repeat(60) })),
+        },
+      ],
+    },
     status: { phase: 'Running', podIP: '10.0.0.1' },
   };
 }
@@ -37,11 +52,21 @@ for (let round = 0; round < 2; round++) {
   for (const p of pods) bytes += packr.pack(p).length;
   const wall = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
-  if (round === 1) rows.push({ how: 'main thread', batch: 1, mainThreadUsPerEvent: ((cpu.user + cpu.system) / N), wallUsPerEvent: (wall * 1000) / N });
+  if (round === 1)
+    rows.push({
+      how: 'main thread',
+      batch: 1,
+      mainThreadUsPerEvent: (cpu.user + cpu.system) / N,
+      wallUsPerEvent: (wall * 1000) / N,
+    });
   if (bytes === 0) throw new Error('nothing encoded');
 }
 
-const pool = new Piscina({ filename: new URL('./piscina-encode-worker.js', import.meta.url).href, minThreads: 1, maxThreads: 1 });
+const pool = new Piscina({
+  filename: new URL('./piscina-encode-worker.js', import.meta.url).href,
+  minThreads: 1,
+  maxThreads: 1,
+});
 await pool.run([pods[0]]); // warm up
 for (const batch of [1, 16, 256]) {
   // Main-thread cost: event-loop utilization of this thread while the pool works.
@@ -53,10 +78,22 @@ for (const batch of [1, 16, 256]) {
   const wall = performance.now() - t0;
   const elu = performance.eventLoopUtilization(elu0);
   if (out.flat().length !== N) throw new Error('lost results');
-  rows.push({ how: 'piscina (1 worker)', batch, mainThreadUsPerEvent: (elu.active * 1000) / N, wallUsPerEvent: (wall * 1000) / N });
+  rows.push({
+    how: 'piscina (1 worker)',
+    batch,
+    mainThreadUsPerEvent: (elu.active * 1000) / N,
+    wallUsPerEvent: (wall * 1000) / N,
+  });
 }
 await pool.destroy();
 
 console.log('encode 2 KiB pods (msgpackr)      batch   main-thread µs/event   wall µs/event');
-for (const r of rows) console.log(`${r.how.padEnd(32)} ${String(r.batch).padStart(6)} ${r.mainThreadUsPerEvent.toFixed(2).padStart(20)} ${r.wallUsPerEvent.toFixed(2).padStart(15)}`);
-if (values.json !== undefined) writeFileSync(values.json, JSON.stringify({ node: process.version, date: new Date().toISOString(), N, rows }, null, 2));
+for (const r of rows)
+  console.log(
+    `${r.how.padEnd(32)} ${String(r.batch).padStart(6)} ${r.mainThreadUsPerEvent.toFixed(2).padStart(20)} ${r.wallUsPerEvent.toFixed(2).padStart(15)}`,
+  );
+if (values.json !== undefined)
+  writeFileSync(
+    values.json,
+    JSON.stringify({ node: process.version, date: new Date().toISOString(), N, rows }, null, 2),
+  );

@@ -37,9 +37,15 @@ export async function runProxySweep(c: ProxySweepConfig): Promise<ProxyRow[]> {
       slowReadRate: 2, // events/s: its socket and then its channel at the proxy back up within seconds
       channelCapacity: 100,
     };
-    c.log?.(`proxy: mode=${mode}, ${c.proxies} proxies x ${c.clientsPerProxy} clients (${c.slowPerProxy} slow), ${c.rate} writes/s for ${c.durationS} s, blip ${c.blipS} s on half the proxies ...`);
+    c.log?.(
+      `proxy: mode=${mode}, ${c.proxies} proxies x ${c.clientsPerProxy} clients (${c.slowPerProxy} slow), ${c.rate} writes/s for ${c.durationS} s, blip ${c.blipS} s on half the proxies ...`,
+    );
     try {
-      const r = await runIsolated<ProxyRunConfig, ProxyRunResult>(new URL('./proxy/proxy-run.js', import.meta.url), cfg, c.durationS * 1000 + 180_000);
+      const r = await runIsolated<ProxyRunConfig, ProxyRunResult>(
+        new URL('./proxy/proxy-run.js', import.meta.url),
+        cfg,
+        c.durationS * 1000 + 180_000,
+      );
       rows.push({ ...cfg, modeLabel: modeLabel(mode), ...r });
     } catch (err) {
       c.log?.(`proxy: mode=${mode} failed: ${(err as Error).message}`);

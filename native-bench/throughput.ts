@@ -59,7 +59,9 @@ export async function runThroughputOnce(c: ThroughputConfig): Promise<Throughput
   const cache = new WatchCache({
     store,
     mode: c.mode,
-    ...(trigger ? { indexers: { 'spec.nodeName': (o: KubeObject) => (o.spec as { nodeName?: string } | undefined)?.nodeName } } : { channelCapacity: 100 }),
+    ...(trigger
+      ? { indexers: { 'spec.nodeName': (o: KubeObject) => (o.spec as { nodeName?: string } | undefined)?.nodeName } }
+      : { channelCapacity: 100 }),
   });
   await cache.start();
   const podCount = trigger ? 5 * nodes : 1000;
@@ -68,7 +70,9 @@ export async function runThroughputOnce(c: ThroughputConfig): Promise<Throughput
   const consumers: Consumer[] = [];
   const rv = String(cache.resourceVersion);
   for (let i = 0; i < c.watchers; i++) {
-    const opts: WatchOptions = trigger ? { resourceVersion: rv, fieldSelector: `spec.nodeName=node-${i}` } : { resourceVersion: rv };
+    const opts: WatchOptions = trigger
+      ? { resourceVersion: rv, fieldSelector: `spec.nodeName=node-${i}` }
+      : { resourceVersion: rv };
     consumers.push(new Consumer(cache.watch(opts), cache));
   }
   const loops = consumers.map((x) => x.run());
@@ -105,7 +109,8 @@ export async function runThroughputOnce(c: ThroughputConfig): Promise<Throughput
   probe.close();
   const pushes = consumers.reduce((a, x) => a + x.received, 0) - received0;
   const stalls = (await cache.metricValue('apiserver_watch_cache_watcher_stalls_total')) - stalls0;
-  const forceCloses = (await cache.metricValue('apiserver_terminated_watchers_total', { reason: 'unresponsive' })) - closes0;
+  const forceCloses =
+    (await cache.metricValue('apiserver_terminated_watchers_total', { reason: 'unresponsive' })) - closes0;
   for (const x of consumers) x.w.stop();
   await cache.stop();
   await Promise.race([Promise.all(loops), new Promise((r) => setTimeout(r, 2000))]);
@@ -160,7 +165,13 @@ export async function runThroughputSweep(o: ThroughputSweepOptions): Promise<Thr
     for (const mode of o.modes) {
       o.log?.(`throughput: ${scenario} (${watchers} watchers) mode=${mode} ...`);
       try {
-        rows.push(await runIsolated<ThroughputConfig, ThroughputRow>(url, { mode, scenario, watchers, durationS: o.durationS }, o.durationS * 1000 + 180_000));
+        rows.push(
+          await runIsolated<ThroughputConfig, ThroughputRow>(
+            url,
+            { mode, scenario, watchers, durationS: o.durationS },
+            o.durationS * 1000 + 180_000,
+          ),
+        );
       } catch (err) {
         o.log?.(`throughput: ${scenario} mode=${mode} failed: ${(err as Error).message}`);
       }
@@ -173,6 +184,11 @@ if (!serveChild<ThroughputConfig, ThroughputRow>(runThroughputOnce) && isMain(im
   const { parseBenchArgs } = await import('./bench-args.js');
   const a = parseBenchArgs(process.argv.slice(2));
   const rows = await runThroughputSweep({ ...a.throughput, log: (l) => console.error(l) });
-  printTable('Throughput: max sustained ingest, main-thread time per event', THROUGHPUT_HEADERS, rows.map(throughputCells));
-  if (a.json !== undefined && process.argv.includes('--json')) (await import('node:fs')).writeFileSync(a.json, JSON.stringify(rows, null, 2));
+  printTable(
+    'Throughput: max sustained ingest, main-thread time per event',
+    THROUGHPUT_HEADERS,
+    rows.map(throughputCells),
+  );
+  if (a.json !== undefined && process.argv.includes('--json'))
+    (await import('node:fs')).writeFileSync(a.json, JSON.stringify(rows, null, 2));
 }

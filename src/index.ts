@@ -49,11 +49,28 @@ export {
 } from './core/types.js';
 export type { EndReason } from './watch/watcher.js';
 export type { Watch, CacheWatchEvent, ObjectWatchEvent, ErrorWatchEvent } from './watch/watch.js';
-export { CHANNEL_NAMES, observe, type StallMessage, type ResyncMessage, type ExpireMessage, type WatcherEndMessage, type PassMessage, type CatchUpMainMessage, type MirrorMessage, type EventPhasesMessage } from './observe/channels.js';
+export {
+  CHANNEL_NAMES,
+  observe,
+  type StallMessage,
+  type ResyncMessage,
+  type ExpireMessage,
+  type WatcherEndMessage,
+  type PassMessage,
+  type CatchUpMainMessage,
+  type MirrorMessage,
+  type EventPhasesMessage,
+} from './observe/channels.js';
 export type { EncodingCounter } from './wire/watch-event.js';
 export { openWatch, RemoteWatch, type WatchPortHandle } from './beta/watch-port.js';
 export { WatchEvent } from './wire/watch-event.js';
 export { DEFAULT_PASS_OPTIONS, type PassOptions } from './sync/pass-options.js';
-export { capacityUpperBound, DEFAULT_LOWER_BOUND, DEFAULT_UPPER_BOUND, DEFAULT_EVENT_FRESH_DURATION_MS, type HistoryOptions } from './history/event-history.js';
+export {
+  capacityUpperBound,
+  DEFAULT_LOWER_BOUND,
+  DEFAULT_UPPER_BOUND,
+  DEFAULT_EVENT_FRESH_DURATION_MS,
+  type HistoryOptions,
+} from './history/event-history.js';
 export { parseLabelSelector, LabelSelector } from './selection/label-selector.js';
 export { parseFieldSelector, FieldSelector } from './selection/field-selector.js';

@@ -94,7 +94,8 @@ export async function runCatchupOnce(c: CatchupConfig): Promise<CatchupRow> {
   ctx.resume(); // healthy events from here on are "during the catch-up"
   const openedAt = performance.now();
   const clients: CatchupClient[] = [];
-  for (let i = 0; i < c.watchers; i++) clients.push(new CatchupClient(cache, fromRV, rvAtOpen, openedAt, c.channelCapacity));
+  for (let i = 0; i < c.watchers; i++)
+    clients.push(new CatchupClient(cache, fromRV, rvAtOpen, openedAt, c.channelCapacity));
   const loops = clients.map((cl) => cl.run());
   const all = Promise.all(loops);
   let timedOut = false;

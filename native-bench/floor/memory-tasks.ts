@@ -41,14 +41,34 @@ export function ringTasks(): FloorTask[] {
   for (let i = 0; i < 4096; i++) append();
   const OPS = 256;
   return [
-    { name: `ring append+publish (${payload.length} B msgpack: object+prevObject)`, group: 'SAB history ring', unit: 'ns/op', ops: OPS, fn: () => { for (let i = 0; i < OPS; i++) append(); } },
     {
-      name: `ring read (copy ${payload.length} B out)`, group: 'SAB history ring', unit: 'ns/op', ops: OPS,
-      fn: () => { const last = reader.publishedIndex - 1; for (let i = 0; i < OPS; i++) reader.read(last - (i & 1023), rec); },
+      name: `ring append+publish (${payload.length} B msgpack: object+prevObject)`,
+      group: 'SAB history ring',
+      unit: 'ns/op',
+      ops: OPS,
+      fn: () => {
+        for (let i = 0; i < OPS; i++) append();
+      },
     },
     {
-      name: 'ring readMeta (scan step)', group: 'SAB history ring', unit: 'ns/op', ops: OPS,
-      fn: () => { const last = reader.publishedIndex - 1; for (let i = 0; i < OPS; i++) reader.readMeta(last - (i & 1023), rec); },
+      name: `ring read (copy ${payload.length} B out)`,
+      group: 'SAB history ring',
+      unit: 'ns/op',
+      ops: OPS,
+      fn: () => {
+        const last = reader.publishedIndex - 1;
+        for (let i = 0; i < OPS; i++) reader.read(last - (i & 1023), rec);
+      },
+    },
+    {
+      name: 'ring readMeta (scan step)',
+      group: 'SAB history ring',
+      unit: 'ns/op',
+      ops: OPS,
+      fn: () => {
+        const last = reader.publishedIndex - 1;
+        for (let i = 0; i < OPS; i++) reader.readMeta(last - (i & 1023), rec);
+      },
     },
   ];
 }
@@ -61,15 +81,27 @@ export function channelTasks(big: number): FloorTask[] {
   const fanout = (n: number): FloorTask => {
     const qs = Array.from({ length: n }, () => new EventQueue(100));
     return {
-      name: `fan-out: one ref into ${n.toLocaleString('en-US')} EventQueues (push, then drain)`, group: 'watcher channel', unit: 'ns/op', ops: n,
-      fn: () => { for (let i = 0; i < n; i++) qs[i]!.push(ev); for (let i = 0; i < n; i++) qs[i]!.shift(); },
+      name: `fan-out: one ref into ${n.toLocaleString('en-US')} EventQueues (push, then drain)`,
+      group: 'watcher channel',
+      unit: 'ns/op',
+      ops: n,
+      fn: () => {
+        for (let i = 0; i < n; i++) qs[i]!.push(ev);
+        for (let i = 0; i < n; i++) qs[i]!.shift();
+      },
     };
   };
   const spscFanout = (n: number): FloorTask => {
     const cs = Array.from({ length: n }, () => SpscChannel.create(16));
     return {
-      name: `fan-out: one ref into ${n.toLocaleString('en-US')} SpscChannels (tryPush, then pop)`, group: 'watcher channel', unit: 'ns/op', ops: n,
-      fn: () => { for (let i = 0; i < n; i++) cs[i]!.tryPush(7); for (let i = 0; i < n; i++) cs[i]!.pop(); },
+      name: `fan-out: one ref into ${n.toLocaleString('en-US')} SpscChannels (tryPush, then pop)`,
+      group: 'watcher channel',
+      unit: 'ns/op',
+      ops: n,
+      fn: () => {
+        for (let i = 0; i < n; i++) cs[i]!.tryPush(7);
+        for (let i = 0; i < n; i++) cs[i]!.pop();
+      },
     };
   };
   // The engines' live push, one event into 10,000 channels (issue 13, goal 2: beta <= 1.3x alpha):
@@ -84,16 +116,44 @@ export function channelTasks(big: number): FloorTask[] {
     });
     const shared = new WatchEvent('MODIFIED', makePod(1), 1, 0);
     return {
-      name: `live push: one event into ${n.toLocaleString('en-US')} ${kind === 'alpha' ? 'EventQueues (alpha)' : 'SharedWatcherChannels (beta, main-owned)'} (push, then drain)`, group: 'watcher channel', unit: 'ns/op', ops: n,
+      name: `live push: one event into ${n.toLocaleString('en-US')} ${kind === 'alpha' ? 'EventQueues (alpha)' : 'SharedWatcherChannels (beta, main-owned)'} (push, then drain)`,
+      group: 'watcher channel',
+      unit: 'ns/op',
+      ops: n,
       // Timed: the pushes; the drain keeps room (its cost is the consumer's, measured apart above).
-      fn: () => { for (let i = 0; i < n; i++) chans[i]!.push(shared); for (let i = 0; i < n; i++) chans[i]!.clear(); },
+      fn: () => {
+        for (let i = 0; i < n; i++) chans[i]!.push(shared);
+        for (let i = 0; i < n; i++) chans[i]!.clear();
+      },
     };
   };
   return [
     livePush('alpha', 10_000),
     livePush('beta', 10_000),
-    { name: 'EventQueue push+shift (alpha/off channel)', group: 'watcher channel', unit: 'ns/op', ops: OPS, fn: () => { for (let i = 0; i < OPS; i++) { q.push(ev); q.shift(); } } },
-    { name: 'SpscChannel tryPush+pop, same thread (beta channel)', group: 'watcher channel', unit: 'ns/op', ops: OPS, fn: () => { for (let i = 0; i < OPS; i++) { spsc.tryPush(i); spsc.pop(); } } },
+    {
+      name: 'EventQueue push+shift (alpha/off channel)',
+      group: 'watcher channel',
+      unit: 'ns/op',
+      ops: OPS,
+      fn: () => {
+        for (let i = 0; i < OPS; i++) {
+          q.push(ev);
+          q.shift();
+        }
+      },
+    },
+    {
+      name: 'SpscChannel tryPush+pop, same thread (beta channel)',
+      group: 'watcher channel',
+      unit: 'ns/op',
+      ops: OPS,
+      fn: () => {
+        for (let i = 0; i < OPS; i++) {
+          spsc.tryPush(i);
+          spsc.pop();
+        }
+      },
+    },
     fanout(1000),
     fanout(big),
     spscFanout(1000),
@@ -110,12 +170,51 @@ export function encodeTasks(): FloorTask[] {
   let k = 0;
   const next = (): number => (k = (k + 1) & 63);
   return [
-    { name: `JSON.stringify event (${bytes} B)`, group: 'encode pod', unit: 'us/op', ops: 1, fn: () => JSON.stringify({ type: 'MODIFIED', object: pods[next()] }) },
-    { name: 'jsonLine form: Buffer.from(JSON.stringify + "\\n")', group: 'encode pod', unit: 'us/op', ops: 1, fn: () => Buffer.from(JSON.stringify({ type: 'MODIFIED', object: pods[next()] }) + '\n') },
-    { name: `msgpackr pack event (${packed[0]!.length} B, useRecords:false)`, group: 'encode pod', unit: 'us/op', ops: 1, fn: () => packr.pack({ type: 'MODIFIED', object: pods[next()] }) },
-    { name: 'msgpackr pack object+prevObject (beta ring payload)', group: 'encode pod', unit: 'us/op', ops: 1, fn: () => { const p = pods[next()]; return packr.pack({ type: 'MODIFIED', object: p, prevObject: p }); } },
-    { name: 'JSON.parse event', group: 'decode pod', unit: 'us/op', ops: 1, fn: () => JSON.parse(strings[next()]!) as unknown },
-    { name: 'msgpackr unpack event', group: 'decode pod', unit: 'us/op', ops: 1, fn: () => packr.unpack(packed[next()]!) as unknown },
+    {
+      name: `JSON.stringify event (${bytes} B)`,
+      group: 'encode pod',
+      unit: 'us/op',
+      ops: 1,
+      fn: () => JSON.stringify({ type: 'MODIFIED', object: pods[next()] }),
+    },
+    {
+      name: 'jsonLine form: Buffer.from(JSON.stringify + "\\n")',
+      group: 'encode pod',
+      unit: 'us/op',
+      ops: 1,
+      fn: () => Buffer.from(JSON.stringify({ type: 'MODIFIED', object: pods[next()] }) + '\n'),
+    },
+    {
+      name: `msgpackr pack event (${packed[0]!.length} B, useRecords:false)`,
+      group: 'encode pod',
+      unit: 'us/op',
+      ops: 1,
+      fn: () => packr.pack({ type: 'MODIFIED', object: pods[next()] }),
+    },
+    {
+      name: 'msgpackr pack object+prevObject (beta ring payload)',
+      group: 'encode pod',
+      unit: 'us/op',
+      ops: 1,
+      fn: () => {
+        const p = pods[next()];
+        return packr.pack({ type: 'MODIFIED', object: p, prevObject: p });
+      },
+    },
+    {
+      name: 'JSON.parse event',
+      group: 'decode pod',
+      unit: 'us/op',
+      ops: 1,
+      fn: () => JSON.parse(strings[next()]!) as unknown,
+    },
+    {
+      name: 'msgpackr unpack event',
+      group: 'decode pod',
+      unit: 'us/op',
+      ops: 1,
+      fn: () => packr.unpack(packed[next()]!) as unknown,
+    },
   ];
 }
 
@@ -123,7 +222,10 @@ export function encodeTasks(): FloorTask[] {
 export function hopTask(): FloorTask {
   const OPS = 64;
   return {
-    name: 'microtask hop: resolve a pending promise, await it', group: 'in-process delivery', unit: 'ns/op', ops: OPS,
+    name: 'microtask hop: resolve a pending promise, await it',
+    group: 'in-process delivery',
+    unit: 'ns/op',
+    ops: OPS,
     fn: async () => {
       for (let i = 0; i < OPS; i++) {
         let resolve!: () => void;

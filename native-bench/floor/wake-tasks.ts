@@ -29,11 +29,16 @@ export async function wakeTask(kind: 'atomics' | 'spsc', gapUs: number): Promise
   const i32 = new Int32Array(sab, 0, 4);
   const t64 = new BigInt64Array(sab, 16, 1);
   const ch = kind === 'spsc' ? SpscChannel.create(1024) : undefined;
-  const worker = new Worker(new URL('../floor-worker.js', import.meta.url), { workerData: { kind, sab, ...(ch ? { channel: ch.handle } : {}) } });
+  const worker = new Worker(new URL('../floor-worker.js', import.meta.url), {
+    workerData: { kind, sab, ...(ch ? { channel: ch.handle } : {}) },
+  });
   await once(worker, 'message'); // 'ready'
   let seq = 0;
   const task: FloorTask = {
-    name: kind === 'atomics' ? `Atomics.notify -> worker Atomics.wait (one way, ${gapUs} µs idle)` : `SpscChannel.tryPush -> worker waitForDataSync (one way, ${gapUs} µs idle)`,
+    name:
+      kind === 'atomics'
+        ? `Atomics.notify -> worker Atomics.wait (one way, ${gapUs} µs idle)`
+        : `SpscChannel.tryPush -> worker waitForDataSync (one way, ${gapUs} µs idle)`,
     group: 'wake-up across threads',
     unit: 'us/op',
     ops: 1,
@@ -72,25 +77,42 @@ export async function wakeTask(kind: 'atomics' | 'spsc', gapUs: number): Promise
 
 /** Two tasks over one loopback connection to a sink process: 1 line per write() and 16 lines per write(). */
 export async function socketTasks(): Promise<Resource<FloorTask[]>> {
-  const child: ChildProcess = fork(fileURLToPath(new URL('../floor-sink.js', import.meta.url)), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child: ChildProcess = fork(fileURLToPath(new URL('../floor-sink.js', import.meta.url)), [], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const [msg] = (await once(child, 'message')) as [{ port: number }];
   const sock: Socket = connect(msg.port, '127.0.0.1');
   await once(sock, 'connect');
   sock.setNoDelay(true);
   // The sink may reset the connection while writes are still queued when we close: not an error here.
   sock.on('error', () => {});
-  const line = Buffer.from(JSON.stringify({ type: 'MODIFIED', object: { pad: 'x'.repeat(1000) } }).slice(0, 1023) + '\n');
+  const line = Buffer.from(
+    JSON.stringify({ type: 'MODIFIED', object: { pad: 'x'.repeat(1000) } }).slice(0, 1023) + '\n',
+  );
   const lines16 = Array.from({ length: 16 }, () => line);
   const LINES = 64;
   const writeAll = async (perWrite: number): Promise<void> => {
     let ok = true;
-    for (let i = 0; i < LINES; i += perWrite) ok = sock.write(perWrite === 1 ? line : Buffer.concat(lines16, 16 * line.length));
+    for (let i = 0; i < LINES; i += perWrite)
+      ok = sock.write(perWrite === 1 ? line : Buffer.concat(lines16, 16 * line.length));
     if (!ok) await once(sock, 'drain');
   };
   return {
     tasks: [
-      { name: 'loopback socket: 1 KiB line, 1 line per write()', group: 'socket writes', unit: 'ns/op', ops: LINES, fn: () => writeAll(1) },
-      { name: 'loopback socket: 1 KiB lines, 16 lines per write() (concat)', group: 'socket writes', unit: 'ns/op', ops: LINES, fn: () => writeAll(16) },
+      {
+        name: 'loopback socket: 1 KiB line, 1 line per write()',
+        group: 'socket writes',
+        unit: 'ns/op',
+        ops: LINES,
+        fn: () => writeAll(1),
+      },
+      {
+        name: 'loopback socket: 1 KiB lines, 16 lines per write() (concat)',
+        group: 'socket writes',
+        unit: 'ns/op',
+        ops: LINES,
+        fn: () => writeAll(16),
+      },
     ],
     close: async () => {
       sock.destroy();

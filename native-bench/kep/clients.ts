@@ -206,7 +206,14 @@ export class SlowClient {
       ev.jsonLine(metrics);
       this.received++;
       this.lastRV = ev.rv;
-      if (this.resyncMs < 0 && this.caughtUpMs < 0 && ctx.phase === 'resume' && ev.rv >= ctx.rvAtResume && !this.w.unsynced && !this.w.replaying) {
+      if (
+        this.resyncMs < 0 &&
+        this.caughtUpMs < 0 &&
+        ctx.phase === 'resume' &&
+        ev.rv >= ctx.rvAtResume &&
+        !this.w.unsynced &&
+        !this.w.replaying
+      ) {
         // A resync is on the same stream (KEP); a stream that ended and was re-opened (off's force-close,
         // a re-list after a 410) caught up as a new watch, which is not a resync.
         if (this.reconnects === 0) this.resyncMs = performance.now() - ctx.resumeAt;

@@ -29,7 +29,16 @@ export interface PassTotals {
   expired: number;
 }
 
-const zeroPasses = (): PassTotals => ({ passes: 0, workMs: 0, workerMs: 0, scanned: 0, pushes: 0, cohorts: 0, resynced: 0, expired: 0 });
+const zeroPasses = (): PassTotals => ({
+  passes: 0,
+  workMs: 0,
+  workerMs: 0,
+  scanned: 0,
+  pushes: 0,
+  cohorts: 0,
+  resynced: 0,
+  expired: 0,
+});
 
 export class PassProbe {
   private t = zeroPasses();

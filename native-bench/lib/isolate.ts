@@ -30,13 +30,18 @@ export function runIsolated<C, T>(moduleUrl: URL, config: C, timeoutMs: number):
       if (err !== undefined) reject(err);
       else resolve(value as T);
     };
-    const timer = setTimeout(() => finish(new Error(`bench child ${moduleUrl.pathname} timed out after ${timeoutMs} ms`)), timeoutMs);
+    const timer = setTimeout(
+      () => finish(new Error(`bench child ${moduleUrl.pathname} timed out after ${timeoutMs} ms`)),
+      timeoutMs,
+    );
     child.on('message', (msg: ChildAnswer<T>) => {
       if (msg.ok) finish(undefined, msg.result);
       else finish(new Error(msg.error ?? 'bench child failed'));
     });
     child.on('error', (err) => finish(err));
-    child.on('exit', (code, signal) => finish(new Error(`bench child exited (code ${code}, signal ${signal}) without a result`)));
+    child.on('exit', (code, signal) =>
+      finish(new Error(`bench child exited (code ${code}, signal ${signal}) without a result`)),
+    );
   });
 }
 
@@ -50,7 +55,11 @@ export function serveChild<C, T>(handler: (config: C) => Promise<T>): boolean {
   const config = JSON.parse(process.argv[i + 1] ?? '{}') as C;
   handler(config).then(
     (result) => process.send!({ ok: true, result } satisfies ChildAnswer<T>, () => process.exit(0)),
-    (err: unknown) => process.send!({ ok: false, error: err instanceof Error ? (err.stack ?? err.message) : String(err) } satisfies ChildAnswer<T>, () => process.exit(1)),
+    (err: unknown) =>
+      process.send!(
+        { ok: false, error: err instanceof Error ? (err.stack ?? err.message) : String(err) } satisfies ChildAnswer<T>,
+        () => process.exit(1),
+      ),
   );
   return true;
 }

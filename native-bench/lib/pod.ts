@@ -23,13 +23,28 @@ export function makePod(i: number, options: PodOptions = {}): KubeObject {
     metadata: {
       namespace: ns,
       name: `pod-${i}`,
-      labels: { app, tier: i % 3 === 0 ? 'db' : 'web', 'pod-template-hash': '7d9f8c6b5d', release: 'stable', team: `team-${i % 5}` },
+      labels: {
+        app,
+        tier: i % 3 === 0 ? 'db' : 'web',
+        'pod-template-hash': '7d9f8c6b5d',
+        release: 'stable',
+        team: `team-${i % 5}`,
+      },
       annotations: {
         'kubernetes.io/config.seen': '2026-09-30T12:00:00.000000000Z',
         'kubernetes.io/config.source': 'api',
         'prometheus.io/scrape': 'true',
       },
-      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: `${app}-7d9f8c6b5d`, uid: '5f0c2a8e-8a0b-4c4e-9d61-3c1a2b7e9f10', controller: true, blockOwnerDeletion: true }],
+      ownerReferences: [
+        {
+          apiVersion: 'apps/v1',
+          kind: 'ReplicaSet',
+          name: `${app}-7d9f8c6b5d`,
+          uid: '5f0c2a8e-8a0b-4c4e-9d61-3c1a2b7e9f10',
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
     },
     spec: {
       nodeName: `node-${i % nodes}`,
@@ -46,16 +61,31 @@ export function makePod(i: number, options: PodOptions = {}): KubeObject {
           { name: 'FEATURE_FLAGS', value: 'alpha,beta,gamma' },
         ],
         resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '500m', memory: '512Mi' } },
-        volumeMounts: [{ name: 'kube-api-access', mountPath: '/var/run/secrets/kubernetes.io/serviceaccount', readOnly: true }],
+        volumeMounts: [
+          { name: 'kube-api-access', mountPath: '/var/run/secrets/kubernetes.io/serviceaccount', readOnly: true },
+        ],
       })),
-      volumes: [{ name: 'kube-api-access', projected: { defaultMode: 420, sources: [{ serviceAccountToken: { expirationSeconds: 3607, path: 'token' } }] } }],
+      volumes: [
+        {
+          name: 'kube-api-access',
+          projected: {
+            defaultMode: 420,
+            sources: [{ serviceAccountToken: { expirationSeconds: 3607, path: 'token' } }],
+          },
+        },
+      ],
     },
     status: {
       phase: 'Running',
       hostIP: `10.0.${(i >> 8) & 255}.${i & 255}`,
       podIP: `10.244.${(i >> 8) & 255}.${i & 255}`,
       startTime: '2026-09-30T12:00:00Z',
-      conditions: ['Initialized', 'Ready', 'ContainersReady'].map((type) => ({ type, status: 'True', lastProbeTime: null, lastTransitionTime: '2026-09-30T12:00:05Z' })),
+      conditions: ['Initialized', 'Ready', 'ContainersReady'].map((type) => ({
+        type,
+        status: 'True',
+        lastProbeTime: null,
+        lastTransitionTime: '2026-09-30T12:00:05Z',
+      })),
     },
   };
 }

@@ -55,18 +55,39 @@ function record(sink: Sink, annotations: Record<string, string> | undefined): vo
 }
 
 /** Run the writer, wait for delivery, and measure; `attach` has set the watchers up already. */
-async function measure(etcd: EtcdServer, system: string, prefix: string, w: number, c: EtcdPeerConfig, sink: Sink): Promise<EtcdPeerRow> {
+async function measure(
+  etcd: EtcdServer,
+  system: string,
+  prefix: string,
+  w: number,
+  c: EtcdPeerConfig,
+  sink: Sink,
+): Promise<EtcdPeerRow> {
   const etcdPid = Number(readFileSync(join(etcd.dir, 'etcd.pid'), 'utf8').trim());
   const cpu0 = selfCpuMs();
   const etcdCpu0 = procCpuMs(etcdPid);
   const t0 = performance.now();
-  const writerCfg: EtcdWriterConfig = { endpoint: etcd.endpoint, prefix, rate: c.rate, durationS: c.durationS, pods: 1000 };
-  const wr = await runIsolated<EtcdWriterConfig, EtcdWriterResult>(new URL('./etcd-writer.js', import.meta.url), writerCfg, c.durationS * 1000 + 60_000);
+  const writerCfg: EtcdWriterConfig = {
+    endpoint: etcd.endpoint,
+    prefix,
+    rate: c.rate,
+    durationS: c.durationS,
+    pods: 1000,
+  };
+  const wr = await runIsolated<EtcdWriterConfig, EtcdWriterResult>(
+    new URL('./etcd-writer.js', import.meta.url),
+    writerCfg,
+    c.durationS * 1000 + 60_000,
+  );
   const writeEnd = performance.now();
   const expected = wr.acked * w;
   let last = sink.delivered;
   let lastProgress = performance.now();
-  while (sink.delivered < expected && performance.now() - writeEnd < 10_000 && performance.now() - lastProgress < 3000) {
+  while (
+    sink.delivered < expected &&
+    performance.now() - writeEnd < 10_000 &&
+    performance.now() - lastProgress < 3000
+  ) {
     await sleep(20);
     if (sink.delivered !== last) {
       last = sink.delivered;
@@ -95,10 +116,18 @@ async function measure(etcd: EtcdServer, system: string, prefix: string, w: numb
 
 async function direct(etcd: EtcdServer, w: number, c: EtcdPeerConfig): Promise<EtcdPeerRow> {
   const prefix = `/registry/bench-direct-${w}/`;
-  const clients = Array.from({ length: Math.min(10, w) }, () => new Etcd3({
-    hosts: [etcd.endpoint],
-    grpcOptions: { 'grpc-node.flow_control_window': 4 * 1024 * 1024, 'grpc.use_local_subchannel_pool': 1, 'grpc.max_receive_message_length': 64 << 20 },
-  }));
+  const clients = Array.from(
+    { length: Math.min(10, w) },
+    () =>
+      new Etcd3({
+        hosts: [etcd.endpoint],
+        grpcOptions: {
+          'grpc-node.flow_control_window': 4 * 1024 * 1024,
+          'grpc.use_local_subchannel_pool': 1,
+          'grpc.max_receive_message_length': 64 << 20,
+        },
+      }),
+  );
   const sink: Sink = { delivered: 0, lat: new LatencyRecorder() };
   for (let i = 0; i < w; i++) {
     const watcher = await clients[i % clients.length]!.watch().prefix(prefix).create();
@@ -174,7 +203,11 @@ export async function runEtcdPeer(c: EtcdPeerConfig): Promise<EtcdPeerResult> {
 
 export function runEtcdPeerIsolated(c: EtcdPeerConfig): Promise<EtcdPeerResult> {
   const perW = (c.durationS + 25) * 2 * 1000;
-  return runIsolated<EtcdPeerConfig, EtcdPeerResult>(new URL('./etcd-peer.js', import.meta.url), c, 60_000 + perW * c.watchers.length);
+  return runIsolated<EtcdPeerConfig, EtcdPeerResult>(
+    new URL('./etcd-peer.js', import.meta.url),
+    c,
+    60_000 + perW * c.watchers.length,
+  );
 }
 
 if (!serveChild<EtcdPeerConfig, EtcdPeerResult>(runEtcdPeer) && isMain(import.meta.url)) {

@@ -38,48 +38,70 @@ export interface HttpClientsResult {
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const MARK = '"bench/t":"';
 
-function send(agent: Agent, url: string, method: string, path: string, body: string | undefined): Promise<{ status: number; text: string }> {
+function send(
+  agent: Agent,
+  url: string,
+  method: string,
+  path: string,
+  body: string | undefined,
+): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = request(url + path, { method, agent, headers: body === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-    });
+    const req = request(
+      url + path,
+      {
+        method,
+        agent,
+        headers:
+          body === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
 }
 
-type StreamKind = { kind: 'probe'; onLine: (line: string) => void } | { kind: 'count'; onEvents: (n: number) => void } | { kind: 'stall' };
+type StreamKind =
+  | { kind: 'probe'; onLine: (line: string) => void }
+  | { kind: 'count'; onEvents: (n: number) => void }
+  | { kind: 'stall' };
 
 function watch(url: string, rv: string, k: StreamKind, onEnd: () => void): void {
-  const req = request(`${url}/api/v1/namespaces/default/pods?watch=true&resourceVersion=${rv}`, { agent: false }, (res: IncomingMessage) => {
-    res.on('end', onEnd);
-    if (k.kind === 'stall') {
-      res.pause(); // a client that stops reading: its socket backs up into the server
-      return;
-    }
-    if (k.kind === 'count') {
-      res.on('data', (chunk: Buffer) => {
-        let n = 0;
-        for (let i = chunk.indexOf(10); i >= 0; i = chunk.indexOf(10, i + 1)) n++;
-        k.onEvents(n);
-      });
-      return;
-    }
-    let buf = '';
-    res.setEncoding('utf8');
-    res.on('data', (chunk: string) => {
-      buf += chunk;
-      let start = 0;
-      for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n', start)) {
-        k.onLine(buf.slice(start, nl));
-        start = nl + 1;
+  const req = request(
+    `${url}/api/v1/namespaces/default/pods?watch=true&resourceVersion=${rv}`,
+    { agent: false },
+    (res: IncomingMessage) => {
+      res.on('end', onEnd);
+      if (k.kind === 'stall') {
+        res.pause(); // a client that stops reading: its socket backs up into the server
+        return;
       }
-      buf = buf.slice(start);
-    });
-  });
+      if (k.kind === 'count') {
+        res.on('data', (chunk: Buffer) => {
+          let n = 0;
+          for (let i = chunk.indexOf(10); i >= 0; i = chunk.indexOf(10, i + 1)) n++;
+          k.onEvents(n);
+        });
+        return;
+      }
+      let buf = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        buf += chunk;
+        let start = 0;
+        for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n', start)) {
+          k.onLine(buf.slice(start, nl));
+          start = nl + 1;
+        }
+        buf = buf.slice(start);
+      });
+    },
+  );
   req.on('error', onEnd);
   req.end();
 }
@@ -88,7 +110,11 @@ export async function runHttpClients(c: HttpClientsConfig): Promise<HttpClientsR
   const agent = new Agent({ keepAlive: true, maxSockets: 16 });
   const pods = Array.from({ length: c.pods }, (_, i) => makePod(i));
   for (let i = 0; i < pods.length; i += 16) {
-    await Promise.all(pods.slice(i, i + 16).map((p) => send(agent, c.url, 'POST', '/api/v1/namespaces/default/pods', JSON.stringify(p))));
+    await Promise.all(
+      pods
+        .slice(i, i + 16)
+        .map((p) => send(agent, c.url, 'POST', '/api/v1/namespaces/default/pods', JSON.stringify(p))),
+    );
   }
   const list = await send(agent, c.url, 'GET', '/api/v1/namespaces/default/pods?limit=1', undefined);
   const rv = (JSON.parse(list.text) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
@@ -98,11 +124,13 @@ export async function runHttpClients(c: HttpClientsConfig): Promise<HttpClientsR
   const onLine = (line: string): void => {
     delivered++;
     const i = line.indexOf(MARK);
-    if (i >= 0) lat.recordMs(monoMs() - Number.parseFloat(line.slice(i + MARK.length, line.indexOf('"', i + MARK.length))));
+    if (i >= 0)
+      lat.recordMs(monoMs() - Number.parseFloat(line.slice(i + MARK.length, line.indexOf('"', i + MARK.length))));
   };
   const onEvents = (n: number): void => void (delivered += n);
   const probes = Math.min(c.probes, c.clients);
-  for (let i = 0; i < c.clients; i++) watch(c.url, rv, i < probes ? { kind: 'probe', onLine } : { kind: 'count', onEvents }, () => ended++);
+  for (let i = 0; i < c.clients; i++)
+    watch(c.url, rv, i < probes ? { kind: 'probe', onLine } : { kind: 'count', onEvents }, () => ended++);
   for (let i = 0; i < c.stalled; i++) watch(c.url, rv, { kind: 'stall' }, () => ended++);
   await sleep(500); // let every stream be registered
 
@@ -141,7 +169,14 @@ export async function runHttpClients(c: HttpClientsConfig): Promise<HttpClientsR
     }
   }
   agent.destroy();
-  return { writes: acked, delivered, expected, endedStreams: ended, latency: lat.summary(), wallMs: performance.now() - t0 };
+  return {
+    writes: acked,
+    delivered,
+    expected,
+    endedStreams: ended,
+    latency: lat.summary(),
+    wallMs: performance.now() - t0,
+  };
 }
 
 serveChild<HttpClientsConfig, HttpClientsResult>(runHttpClients);

@@ -53,8 +53,20 @@ export async function runHttpPeer(c: HttpPeerConfig): Promise<HttpPeerResult> {
     try {
       const pid = server.child.pid!;
       const cpu0 = procCpuMs(pid);
-      const cfg: HttpClientsConfig = { url: server.url, clients: c.clients, probes: 10, stalled: c.stalled, rate: c.rate, durationS: c.durationS, pods: 1000 };
-      const r = await runIsolated<HttpClientsConfig, HttpClientsResult>(new URL('./http-clients.js', import.meta.url), cfg, c.durationS * 1000 + 90_000);
+      const cfg: HttpClientsConfig = {
+        url: server.url,
+        clients: c.clients,
+        probes: 10,
+        stalled: c.stalled,
+        rate: c.rate,
+        durationS: c.durationS,
+        pods: 1000,
+      };
+      const r = await runIsolated<HttpClientsConfig, HttpClientsResult>(
+        new URL('./http-clients.js', import.meta.url),
+        cfg,
+        c.durationS * 1000 + 90_000,
+      );
       const cpuMs = procCpuMs(pid) - cpu0;
       const m = await scrape(server.url);
       rows.push({
@@ -83,6 +95,13 @@ export async function runHttpPeer(c: HttpPeerConfig): Promise<HttpPeerResult> {
 }
 
 if (isMain(import.meta.url)) {
-  const r = await runHttpPeer({ modes: ['off', 'alpha', 'beta'], clients: 100, stalled: 100, rate: 200, durationS: 5, log: (l) => console.error(l) });
+  const r = await runHttpPeer({
+    modes: ['off', 'alpha', 'beta'],
+    clients: 100,
+    stalled: 100,
+    rate: 200,
+    durationS: 5,
+    log: (l) => console.error(l),
+  });
   console.log(JSON.stringify(r, null, 1));
 }

@@ -69,7 +69,11 @@ export async function runNaiveOnce(c: NaiveConfig): Promise<NaiveRow> {
   const base = snapshot();
   if (c.system === 'naive') {
     const n = (naive = new NaiveFanout(c.slow + 1));
-    const sw = store.watch(store.resourceVersion, (e) => n.publish(e), () => {});
+    const sw = store.watch(
+      store.resourceVersion,
+      (e) => n.publish(e),
+      () => {},
+    );
     stop = () => sw.stop();
     void (async () => {
       while (!stopped) {
@@ -150,7 +154,13 @@ export async function runNaiveSweep(o: NaiveSweepOptions): Promise<NaiveRow[]> {
     for (const system of ['naive', ...o.engineModes] as NaiveConfig['system'][]) {
       o.log?.(`peer naive: ${system} N=${slow} ...`);
       try {
-        rows.push(await runIsolated<NaiveConfig, NaiveRow>(url, { system, slow, rate: o.rate, durationS: o.durationS, heapCapMiB: 1536 }, o.durationS * 1000 + 90_000));
+        rows.push(
+          await runIsolated<NaiveConfig, NaiveRow>(
+            url,
+            { system, slow, rate: o.rate, durationS: o.durationS, heapCapMiB: 1536 },
+            o.durationS * 1000 + 90_000,
+          ),
+        );
       } catch (err) {
         o.log?.(`peer naive: ${system} N=${slow} failed: ${(err as Error).message}`);
       }
@@ -160,6 +170,22 @@ export async function runNaiveSweep(o: NaiveSweepOptions): Promise<NaiveRow[]> {
 }
 
 if (!serveChild<NaiveConfig, NaiveRow>(runNaiveOnce) && isMain(import.meta.url)) {
-  const rows = await runNaiveSweep({ counts: [10_000], rate: 1000, durationS: 3, engineModes: ['alpha', 'beta'], log: (l) => console.error(l) });
-  for (const r of rows) console.log(r.system, r.slow, 'heap growth MiB/s', r.heapGrowthMiBPerS.toFixed(1), 'end MiB', r.heapEndMiB.toFixed(0), 'p99 µs', r.latency.p99Us.toFixed(0));
+  const rows = await runNaiveSweep({
+    counts: [10_000],
+    rate: 1000,
+    durationS: 3,
+    engineModes: ['alpha', 'beta'],
+    log: (l) => console.error(l),
+  });
+  for (const r of rows)
+    console.log(
+      r.system,
+      r.slow,
+      'heap growth MiB/s',
+      r.heapGrowthMiBPerS.toFixed(1),
+      'end MiB',
+      r.heapEndMiB.toFixed(0),
+      'p99 µs',
+      r.latency.p99Us.toFixed(0),
+    );
 }

@@ -98,7 +98,11 @@ export async function runProxy(c: ProxyRunConfig): Promise<ProxyRunResult> {
       return { ...p, metadata: { ...p.metadata, annotations: { ...p.metadata.annotations, 'bench/pad': pad } } };
     });
     for (let i = 0; i < pods.length; i += 16) {
-      await Promise.all(pods.slice(i, i + 16).map((p) => send(agent, root.url, 'POST', '/api/v1/namespaces/default/pods', JSON.stringify(p))));
+      await Promise.all(
+        pods
+          .slice(i, i + 16)
+          .map((p) => send(agent, root.url, 'POST', '/api/v1/namespaces/default/pods', JSON.stringify(p))),
+      );
     }
     for (let i = 0; i < c.proxies; i++) {
       const relay = new TcpRelay(root.port);
@@ -107,7 +111,11 @@ export async function runProxy(c: ProxyRunConfig): Promise<ProxyRunResult> {
     }
     // Start the proxies a few at a time (each is a process starting on a shared 2-core machine).
     for (let i = 0; i < c.proxies; i += 4) {
-      const batch = await Promise.all(relays.slice(i, i + 4).map((r) => startServe([...common, '--store', 'kube', '--upstream', `http://127.0.0.1:${r.port}`])));
+      const batch = await Promise.all(
+        relays
+          .slice(i, i + 4)
+          .map((r) => startServe([...common, '--store', 'kube', '--upstream', `http://127.0.0.1:${r.port}`])),
+      );
       proxies.push(...batch);
     }
     await Promise.all(proxies.map((p) => waitReady(p.url)));
@@ -121,8 +129,10 @@ export async function runProxy(c: ProxyRunConfig): Promise<ProxyRunResult> {
     for (let p = 0; p < proxies.length; p++) {
       const url = proxies[p]!.url;
       const rv = await listRV(agent, url);
-      for (let i = 0; i < healthyPerProxy; i++) clients.push(new WatchClient(agent, url, rv, Infinity, healthyCounts, p < cut ? latCut : latUncut));
-      for (let i = 0; i < c.slowPerProxy; i++) clients.push(new WatchClient(agent, url, rv, c.slowReadRate, slowStats, undefined));
+      for (let i = 0; i < healthyPerProxy; i++)
+        clients.push(new WatchClient(agent, url, rv, Infinity, healthyCounts, p < cut ? latCut : latUncut));
+      for (let i = 0; i < c.slowPerProxy; i++)
+        clients.push(new WatchClient(agent, url, rv, c.slowReadRate, slowStats, undefined));
     }
     for (const client of clients) client.start();
     await sleep(500); // every stream registered
@@ -175,7 +185,11 @@ export async function runProxy(c: ProxyRunConfig): Promise<ProxyRunResult> {
     const writeEnd = performance.now();
     let last = -1;
     let lastProgress = writeEnd;
-    while (healthyCounts.lines < expected && performance.now() - writeEnd < 15_000 && performance.now() - lastProgress < 3000) {
+    while (
+      healthyCounts.lines < expected &&
+      performance.now() - writeEnd < 15_000 &&
+      performance.now() - lastProgress < 3000
+    ) {
       await sleep(20);
       if (healthyCounts.lines !== last) {
         last = healthyCounts.lines;

@@ -9,28 +9,51 @@ import { monoMs, type LatencyRecorder } from '../lib/hist.js';
 
 const MARK = '"bench/t":"';
 
-export function send(agent: Agent, url: string, method: string, path: string, body?: string): Promise<{ status: number; text: string }> {
+export function send(
+  agent: Agent,
+  url: string,
+  method: string,
+  path: string,
+  body?: string,
+): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = request(url + path, { method, agent, headers: body === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-    });
+    const req = request(
+      url + path,
+      {
+        method,
+        agent,
+        headers:
+          body === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
 }
 
 export const listRV = async (agent: Agent, url: string): Promise<string> =>
-  (JSON.parse((await send(agent, url, 'GET', '/api/v1/namespaces/default/pods?limit=1')).text) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+  (
+    JSON.parse((await send(agent, url, 'GET', '/api/v1/namespaces/default/pods?limit=1')).text) as {
+      metadata: { resourceVersion: string };
+    }
+  ).metadata.resourceVersion;
 
 function openWatch(url: string, rv: string, onResponse: (res: IncomingMessage) => void, onEnd: () => void): void {
-  const req = request(`${url}/api/v1/namespaces/default/pods?watch=true&resourceVersion=${rv}`, { agent: false }, (res) => {
-    res.on('end', onEnd);
-    res.on('error', onEnd);
-    onResponse(res);
-  });
+  const req = request(
+    `${url}/api/v1/namespaces/default/pods?watch=true&resourceVersion=${rv}`,
+    { agent: false },
+    (res) => {
+      res.on('end', onEnd);
+      res.on('error', onEnd);
+      onResponse(res);
+    },
+  );
   req.on('error', onEnd);
   req.end();
 }
@@ -87,7 +110,10 @@ export class WatchClient {
             const m = /"resourceVersion":"(\d+)"/.exec(line);
             if (m !== null) this.rv = m[1]!;
             const i = this.latency === undefined ? -1 : line.indexOf(MARK);
-            if (i >= 0) this.latency!.recordMs(monoMs() - Number.parseFloat(line.slice(i + MARK.length, line.indexOf('"', i + MARK.length))));
+            if (i >= 0)
+              this.latency!.recordMs(
+                monoMs() - Number.parseFloat(line.slice(i + MARK.length, line.indexOf('"', i + MARK.length))),
+              );
           }
           buf = buf.slice(start);
           if (this.rate === Infinity) return;
@@ -118,7 +144,11 @@ export class WatchClient {
     if (this.stopped) return;
     this.stats.relists++;
     try {
-      this.rv = (JSON.parse((await send(this.agent, this.url, 'GET', '/api/v1/namespaces/default/pods')).text) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+      this.rv = (
+        JSON.parse((await send(this.agent, this.url, 'GET', '/api/v1/namespaces/default/pods')).text) as {
+          metadata: { resourceVersion: string };
+        }
+      ).metadata.resourceVersion;
     } catch {
       // the proxy is busy or away: re-list again shortly
       setTimeout(() => void this.relist(), 500);

@@ -30,12 +30,60 @@ function plots(r: BenchReport): string[] {
   const cats = counts.map((n) => n.toLocaleString('en-US'));
   const modes = r.meta.modes;
   if (counts.length > 0) {
-    out.push(lineChart({ title: 'Healthy watcher p99 latency, stall phase', xLabel: 'stalled watchers N', yLabel: 'µs', logY: true, xCategories: cats, series: kepSeries(r.kep, modes, (k) => k.latencyStall.p99Us, counts) }));
-    out.push(lineChart({ title: 'Healthy watcher p50 latency, stall phase', xLabel: 'stalled watchers N', yLabel: 'µs', logY: true, xCategories: cats, series: kepSeries(r.kep, modes, (k) => k.latencyStall.p50Us, counts) }));
-    out.push(lineChart({ title: 'Force-closes (off) and 410s, whole run', xLabel: 'stalled watchers N', yLabel: 'watches ended', xCategories: cats, series: kepSeries(r.kep, modes, (k) => k.forceCloses + k.expired410, counts) }));
+    out.push(
+      lineChart({
+        title: 'Healthy watcher p99 latency, stall phase',
+        xLabel: 'stalled watchers N',
+        yLabel: 'µs',
+        logY: true,
+        xCategories: cats,
+        series: kepSeries(r.kep, modes, (k) => k.latencyStall.p99Us, counts),
+      }),
+    );
+    out.push(
+      lineChart({
+        title: 'Healthy watcher p50 latency, stall phase',
+        xLabel: 'stalled watchers N',
+        yLabel: 'µs',
+        logY: true,
+        xCategories: cats,
+        series: kepSeries(r.kep, modes, (k) => k.latencyStall.p50Us, counts),
+      }),
+    );
+    out.push(
+      lineChart({
+        title: 'Force-closes (off) and 410s, whole run',
+        xLabel: 'stalled watchers N',
+        yLabel: 'watches ended',
+        xCategories: cats,
+        series: kepSeries(r.kep, modes, (k) => k.forceCloses + k.expired410, counts),
+      }),
+    );
     // Off resyncs nobody: a force-closed watch that reconnects and replays is a new watch (KepRow.resync).
-    out.push(lineChart({ title: 'Slow watchers resynced on their own stream after resume (share; a reconnect is not a resync)', xLabel: 'stalled watchers N', yLabel: 'resynced / N', xCategories: cats, series: kepSeries(r.kep.filter((k) => k.slow > 0), modes, (k) => k.resync.resynced / k.resync.slow, counts) }));
-    out.push(lineChart({ title: 'Writer lag p99 (main thread kept the writer from running)', xLabel: 'stalled watchers N', yLabel: 'µs', logY: true, xCategories: cats, series: kepSeries(r.kep, modes, (k) => k.writerLag.p99Us, counts) }));
+    out.push(
+      lineChart({
+        title: 'Slow watchers resynced on their own stream after resume (share; a reconnect is not a resync)',
+        xLabel: 'stalled watchers N',
+        yLabel: 'resynced / N',
+        xCategories: cats,
+        series: kepSeries(
+          r.kep.filter((k) => k.slow > 0),
+          modes,
+          (k) => k.resync.resynced / k.resync.slow,
+          counts,
+        ),
+      }),
+    );
+    out.push(
+      lineChart({
+        title: 'Writer lag p99 (main thread kept the writer from running)',
+        xLabel: 'stalled watchers N',
+        yLabel: 'µs',
+        logY: true,
+        xCategories: cats,
+        series: kepSeries(r.kep, modes, (k) => k.writerLag.p99Us, counts),
+      }),
+    );
   }
   for (const scenario of ['trigger-1k', 'all-100k'] as const) {
     const rows = r.throughput.filter((t) => t.scenario === scenario);
@@ -57,14 +105,43 @@ function plots(r: BenchReport): string[] {
     );
   }
   if (r.ratios.length > 0) {
-    out.push(barChart({ title: 'Engine figure / floor (same run)', yLabel: 'ratio', logY: true, categories: r.ratios.map((_x, i) => `#${i + 1}`), series: [{ name: 'engine / floor', values: r.ratios.map((x) => x.ratio) }] }));
+    out.push(
+      barChart({
+        title: 'Engine figure / floor (same run)',
+        yLabel: 'ratio',
+        logY: true,
+        categories: r.ratios.map((_x, i) => `#${i + 1}`),
+        series: [{ name: 'engine / floor', values: r.ratios.map((x) => x.ratio) }],
+      }),
+    );
   }
   if (r.peers.naive.length > 0) {
-    out.push(lineChart({ title: `Heap with ${r.peers.naive[0]!.slow.toLocaleString('en-US')} stalled watchers: naive fan-out vs engine`, xLabel: 'seconds', yLabel: 'heap MiB', series: r.peers.naive.map((n) => ({ name: `${n.system} N=${n.slow}`, points: n.series.map((s) => [s.tS, s.heapMiB] as [number, number]) })) }));
+    out.push(
+      lineChart({
+        title: `Heap with ${r.peers.naive[0]!.slow.toLocaleString('en-US')} stalled watchers: naive fan-out vs engine`,
+        xLabel: 'seconds',
+        yLabel: 'heap MiB',
+        series: r.peers.naive.map((n) => ({
+          name: `${n.system} N=${n.slow}`,
+          points: n.series.map((s) => [s.tS, s.heapMiB] as [number, number]),
+        })),
+      }),
+    );
   }
   if (r.peers.etcd.length > 0) {
     const e = r.peers.etcd;
-    out.push(barChart({ title: 'etcd direct vs engine over etcd: delivery latency', yLabel: 'ms', logY: true, categories: e.map((x) => `${x.system.startsWith('etcd') ? 'etcd' : 'engine'} W=${x.watchers}`), series: [{ name: 'p50', values: e.map((x) => x.latency.p50Us / 1000) }, { name: 'p99', values: e.map((x) => x.latency.p99Us / 1000) }] }));
+    out.push(
+      barChart({
+        title: 'etcd direct vs engine over etcd: delivery latency',
+        yLabel: 'ms',
+        logY: true,
+        categories: e.map((x) => `${x.system.startsWith('etcd') ? 'etcd' : 'engine'} W=${x.watchers}`),
+        series: [
+          { name: 'p50', values: e.map((x) => x.latency.p50Us / 1000) },
+          { name: 'p99', values: e.map((x) => x.latency.p99Us / 1000) },
+        ],
+      }),
+    );
   }
   return out;
 }

@@ -16,13 +16,19 @@ function floorUs(r: FloorRow): number {
   return r.unit === 'us/op' ? r.p50 : r.p50 / 1000;
 }
 
-function tp(rows: ThroughputRow[], scenario: ThroughputRow['scenario'], mode: ThroughputRow['mode']): ThroughputRow | undefined {
+function tp(
+  rows: ThroughputRow[],
+  scenario: ThroughputRow['scenario'],
+  mode: ThroughputRow['mode'],
+): ThroughputRow | undefined {
   return rows.find((r) => r.scenario === scenario && r.mode === mode && r.events > 0);
 }
 
 /** The stalled-variant row with the largest N for a mode. */
 function biggestKep(rows: KepRow[], mode: KepRow['mode']): KepRow | undefined {
-  return rows.filter((r) => r.mode === mode && r.variant === 'stalled' && r.slow > 0).sort((a, b) => b.slow - a.slow)[0];
+  return rows
+    .filter((r) => r.mode === mode && r.variant === 'stalled' && r.slow > 0)
+    .sort((a, b) => b.slow - a.slow)[0];
 }
 
 /** The row of a mode where catch-up did the most work by `key` (any variant). */
@@ -33,16 +39,38 @@ function busiestKep(rows: KepRow[], mode: KepRow['mode'], key: (r: KepRow) => nu
 export function computeRatios(report: BenchReport): RatioRow[] {
   const out: RatioRow[] = [];
   const f = report.floor;
-  const add = (figure: string, engine: number, engineUnit: string, floor: FloorRow | undefined, floorValue: number | undefined, note: string): void => {
+  const add = (
+    figure: string,
+    engine: number,
+    engineUnit: string,
+    floor: FloorRow | undefined,
+    floorValue: number | undefined,
+    note: string,
+  ): void => {
     if (floor === undefined || floorValue === undefined || !(engine > 0) || !(floorValue > 0)) return;
-    out.push({ figure, engine, engineUnit, floorName: floor.name, floor: floorValue, ratio: engine / floorValue, note });
+    out.push({
+      figure,
+      engine,
+      engineUnit,
+      floorName: floor.name,
+      floor: floorValue,
+      ratio: engine / floorValue,
+      note,
+    });
   };
 
   const hop = floorOf(f, 'microtask hop');
   for (const mode of report.meta.modes) {
     const k0 = report.kep.find((r) => r.mode === mode && r.slow === 0);
     if (k0 !== undefined && hop !== undefined) {
-      add(`healthy delivery p50, no slow watchers, ${k0.modeLabel}`, k0.latencyStall.p50Us, 'µs', hop, floorUs(hop), 'write -> receipt in-process (store write, reflector, history, dispatch, consumer) vs one promise hop');
+      add(
+        `healthy delivery p50, no slow watchers, ${k0.modeLabel}`,
+        k0.latencyStall.p50Us,
+        'µs',
+        hop,
+        floorUs(hop),
+        'write -> receipt in-process (store write, reflector, history, dispatch, consumer) vs one promise hop',
+      );
     }
     const k = biggestKep(report.kep, mode);
     if (k !== undefined && k0 !== undefined && k0.latencyStall.p99Us > 0) {
@@ -60,43 +88,101 @@ export function computeRatios(report: BenchReport): RatioRow[] {
   const jsonLine = floorOf(f, 'jsonLine form');
   const eventQ = floorOf(f, 'EventQueue push+shift');
   const fan100k = floorOf(f, 'fan-out: one ref into 100,000 EventQueues');
-  const spscFan = f.filter((r) => r.name.startsWith('fan-out: one ref into') && r.name.includes('SpscChannels')).sort((a, b) => b.opsPerSec - a.opsPerSec).pop();
+  const spscFan = f
+    .filter((r) => r.name.startsWith('fan-out: one ref into') && r.name.includes('SpscChannels'))
+    .sort((a, b) => b.opsPerSec - a.opsPerSec)
+    .pop();
   const packPrev = floorOf(f, 'msgpackr pack object+prevObject');
   const ringAppend = floorOf(f, 'ring append+publish');
   const ringRead = floorOf(f, 'ring read (copy');
   const unpack = floorOf(f, 'msgpackr unpack');
   for (const mode of report.meta.modes) {
     const t1 = tp(report.throughput, 'trigger-1k', mode);
-    if (t1 !== undefined && jsonLine !== undefined) add(`encode per event (jsonLine), trigger-1k, ${t1.modeLabel}`, t1.encodeUsPerEvent, 'µs', jsonLine, floorUs(jsonLine), 'encode once: one JSON encoding per event');
+    if (t1 !== undefined && jsonLine !== undefined)
+      add(
+        `encode per event (jsonLine), trigger-1k, ${t1.modeLabel}`,
+        t1.encodeUsPerEvent,
+        'µs',
+        jsonLine,
+        floorUs(jsonLine),
+        'encode once: one JSON encoding per event',
+      );
     if (t1 !== undefined && jsonLine !== undefined && eventQ !== undefined && hop !== undefined) {
       const sum = floorUs(jsonLine) + floorUs(eventQ) + floorUs(hop);
-      out.push({ figure: `main-thread time per event, trigger-1k, ${t1.modeLabel}`, engine: t1.totalUsPerEvent, engineUnit: 'µs', floorName: 'jsonLine encode + 1 channel push/pop + 1 promise hop', floor: sum, ratio: t1.totalUsPerEvent / sum, note: 'includes the MemoryStore write and the consumer loop' });
+      out.push({
+        figure: `main-thread time per event, trigger-1k, ${t1.modeLabel}`,
+        engine: t1.totalUsPerEvent,
+        engineUnit: 'µs',
+        floorName: 'jsonLine encode + 1 channel push/pop + 1 promise hop',
+        floor: sum,
+        ratio: t1.totalUsPerEvent / sum,
+        note: 'includes the MemoryStore write and the consumer loop',
+      });
     }
     const t2 = tp(report.throughput, 'all-100k', mode);
     if (t2 !== undefined) {
       const fl = mode === 'beta' ? spscFan : fan100k;
-      if (fl !== undefined) add(`fan-out per push, ${t2.watchers} watchers, ${t2.modeLabel}`, t2.fanoutNsPerPush / 1000, 'µs', fl, floorUs(fl), 'live dispatch incl. waking the consumer of each push');
+      if (fl !== undefined)
+        add(
+          `fan-out per push, ${t2.watchers} watchers, ${t2.modeLabel}`,
+          t2.fanoutNsPerPush / 1000,
+          'µs',
+          fl,
+          floorUs(fl),
+          'live dispatch incl. waking the consumer of each push',
+        );
     }
     if (mode === 'beta' && t1 !== undefined && packPrev !== undefined && ringAppend !== undefined) {
       const sum = floorUs(packPrev) + floorUs(ringAppend);
-      out.push({ figure: `ring mirror per event (msgpack + append + publish), ${t1.modeLabel}`, engine: t1.ringUsPerEvent, engineUnit: 'µs', floorName: 'msgpackr pack object+prevObject + ring append+publish', floor: sum, ratio: t1.ringUsPerEvent / sum, note: 'beta encodes object and prevObject into the ring' });
+      out.push({
+        figure: `ring mirror per event (msgpack + append + publish), ${t1.modeLabel}`,
+        engine: t1.ringUsPerEvent,
+        engineUnit: 'µs',
+        floorName: 'msgpackr pack object+prevObject + ring append+publish',
+        floor: sum,
+        ratio: t1.ringUsPerEvent / sum,
+        note: 'beta encodes object and prevObject into the ring',
+      });
     }
   }
   const ka = busiestKep(report.kep, 'alpha', (r) => r.passPushes);
   if (ka !== undefined && eventQ !== undefined) {
-    add(`alpha pass time per catch-up push (${ka.variant}, N=${ka.slow}, busiest run)`, (ka.passWorkMs * 1000) / ka.passPushes, 'µs', eventQ, floorUs(eventQ), 'main-thread pass time / pushes: candidate order over every unsynced watcher, scan, selection, push');
+    add(
+      `alpha pass time per catch-up push (${ka.variant}, N=${ka.slow}, busiest run)`,
+      (ka.passWorkMs * 1000) / ka.passPushes,
+      'µs',
+      eventQ,
+      floorUs(eventQ),
+      'main-thread pass time / pushes: candidate order over every unsynced watcher, scan, selection, push',
+    );
   }
   const kb = busiestKep(report.kep, 'beta', (r) => r.scanned);
   if (kb !== undefined && kb.scannedPerPassMs > 0 && ringRead !== undefined && unpack !== undefined) {
     const sum = floorUs(ringRead) + floorUs(unpack);
     const engineUs = 1000 / kb.scannedPerPassMs;
-    out.push({ figure: `beta worker time per scanned event (${kb.variant}, N=${kb.slow}, busiest run)`, engine: engineUs, engineUnit: 'µs', floorName: 'ring read (copy out) + msgpackr unpack', floor: sum, ratio: engineUs / sum, note: 'worker pass time / events decoded: includes per-member work of every pass and the pushes' });
+    out.push({
+      figure: `beta worker time per scanned event (${kb.variant}, N=${kb.slow}, busiest run)`,
+      engine: engineUs,
+      engineUnit: 'µs',
+      floorName: 'ring read (copy out) + msgpackr unpack',
+      floor: sum,
+      ratio: engineUs / sum,
+      note: 'worker pass time / events decoded: includes per-member work of every pass and the pushes',
+    });
   }
   const etcd = report.peers.etcd;
   for (const d of etcd.filter((r) => r.system.startsWith('etcd direct'))) {
     const e = etcd.find((r) => r.watchers === d.watchers && r.system.startsWith('engine'));
     if (e !== undefined && d.latency.p50Us > 0) {
-      out.push({ figure: `delivery p50, W=${d.watchers}, engine over etcd`, engine: e.latency.p50Us / 1000, engineUnit: 'ms', floorName: 'peer: etcd direct, same workload', floor: d.latency.p50Us / 1000, ratio: e.latency.p50Us / d.latency.p50Us, note: 'a peer, not a floor: below 1 = faster than etcd direct' });
+      out.push({
+        figure: `delivery p50, W=${d.watchers}, engine over etcd`,
+        engine: e.latency.p50Us / 1000,
+        engineUnit: 'ms',
+        floorName: 'peer: etcd direct, same workload',
+        floor: d.latency.p50Us / 1000,
+        ratio: e.latency.p50Us / d.latency.p50Us,
+        note: 'a peer, not a floor: below 1 = faster than etcd direct',
+      });
     }
   }
   return out;

@@ -60,17 +60,26 @@ function frame(title: string, yLabel: string, xLabel: string, y: Scale, logY: bo
   const parts = [`<text x="${W / 2 - M.r / 2}" y="20" text-anchor="middle" font-weight="bold">${esc(title)}</text>`];
   for (const t of y.ticks) {
     const py = y.map(t);
-    parts.push(`<line x1="${M.l}" x2="${W - M.r}" y1="${py}" y2="${py}" stroke="#ddd"/><text x="${M.l - 6}" y="${py + 4}" text-anchor="end">${short(t)}</text>`);
+    parts.push(
+      `<line x1="${M.l}" x2="${W - M.r}" y1="${py}" y2="${py}" stroke="#ddd"/><text x="${M.l - 6}" y="${py + 4}" text-anchor="end">${short(t)}</text>`,
+    );
   }
-  parts.push(`<line x1="${M.l}" x2="${M.l}" y1="${M.t}" y2="${H - M.b}" stroke="#333"/><line x1="${M.l}" x2="${W - M.r}" y1="${H - M.b}" y2="${H - M.b}" stroke="#333"/>`);
-  parts.push(`<text transform="translate(16 ${(M.t + H - M.b) / 2}) rotate(-90)" text-anchor="middle">${esc(yLabel)}${logY ? ' (log)' : ''}</text>`);
+  parts.push(
+    `<line x1="${M.l}" x2="${M.l}" y1="${M.t}" y2="${H - M.b}" stroke="#333"/><line x1="${M.l}" x2="${W - M.r}" y1="${H - M.b}" y2="${H - M.b}" stroke="#333"/>`,
+  );
+  parts.push(
+    `<text transform="translate(16 ${(M.t + H - M.b) / 2}) rotate(-90)" text-anchor="middle">${esc(yLabel)}${logY ? ' (log)' : ''}</text>`,
+  );
   parts.push(`<text x="${(M.l + W - M.r) / 2}" y="${H - 12}" text-anchor="middle">${esc(xLabel)}</text>`);
   return parts.join('');
 }
 
 function legend(names: string[]): string {
   return names
-    .map((n, i) => `<rect x="${W - M.r + 12}" y="${M.t + i * 18}" width="12" height="12" fill="${COLORS[i % COLORS.length]}"/><text x="${W - M.r + 30}" y="${M.t + i * 18 + 10}">${esc(n.length > 38 ? n.slice(0, 37) + '…' : n)}</text>`)
+    .map(
+      (n, i) =>
+        `<rect x="${W - M.r + 12}" y="${M.t + i * 18}" width="12" height="12" fill="${COLORS[i % COLORS.length]}"/><text x="${W - M.r + 30}" y="${M.t + i * 18 + 10}">${esc(n.length > 38 ? n.slice(0, 37) + '…' : n)}</text>`,
+    )
     .join('');
 }
 
@@ -79,7 +88,14 @@ function svg(body: string): string {
 }
 
 /** x is numeric, or an index into xCategories when given. */
-export function lineChart(o: { title: string; xLabel: string; yLabel: string; series: LineSeries[]; logY?: boolean; xCategories?: string[] }): string {
+export function lineChart(o: {
+  title: string;
+  xLabel: string;
+  yLabel: string;
+  series: LineSeries[];
+  logY?: boolean;
+  xCategories?: string[];
+}): string {
   const ys = o.series.flatMap((s) => s.points.map((p) => p[1]));
   if (ys.length === 0) return '';
   const y = yScale(ys, o.logY === true, M.t, H - M.b);
@@ -89,21 +105,40 @@ export function lineChart(o: { title: string; xLabel: string; yLabel: string; se
   const xMax = cats ? Math.max(1, cats.length - 1) : Math.max(xMin + 1e-9, ...xs);
   const mx = (v: number): number => M.l + 10 + ((v - xMin) / (xMax - xMin)) * (W - M.r - M.l - 20);
   const parts = [frame(o.title, o.yLabel, o.xLabel, y, o.logY === true)];
-  const xt = cats ? cats.map((c, i) => [i, c] as const) : [0, 0.25, 0.5, 0.75, 1].map((f) => [xMin + f * (xMax - xMin), short(xMin + f * (xMax - xMin))] as const);
-  for (const [v, label] of xt) parts.push(`<text x="${mx(v)}" y="${H - M.b + 16}" text-anchor="middle">${esc(String(label))}</text>`);
+  const xt = cats
+    ? cats.map((c, i) => [i, c] as const)
+    : [0, 0.25, 0.5, 0.75, 1].map((f) => [xMin + f * (xMax - xMin), short(xMin + f * (xMax - xMin))] as const);
+  for (const [v, label] of xt)
+    parts.push(`<text x="${mx(v)}" y="${H - M.b + 16}" text-anchor="middle">${esc(String(label))}</text>`);
   o.series.forEach((s, i) => {
     const c = COLORS[i % COLORS.length];
     const pts = s.points.map((p) => `${mx(p[0]).toFixed(1)},${y.map(p[1]).toFixed(1)}`);
     parts.push(`<polyline fill="none" stroke="${c}" stroke-width="2" points="${pts.join(' ')}"/>`);
-    if (s.points.length <= 40) for (const p of s.points) parts.push(`<circle cx="${mx(p[0]).toFixed(1)}" cy="${y.map(p[1]).toFixed(1)}" r="3" fill="${c}"><title>${esc(`${s.name}: ${short(p[1])}`)}</title></circle>`);
+    if (s.points.length <= 40)
+      for (const p of s.points)
+        parts.push(
+          `<circle cx="${mx(p[0]).toFixed(1)}" cy="${y.map(p[1]).toFixed(1)}" r="3" fill="${c}"><title>${esc(`${s.name}: ${short(p[1])}`)}</title></circle>`,
+        );
   });
   parts.push(legend(o.series.map((s) => s.name)));
   return svg(parts.join(''));
 }
 
-export function barChart(o: { title: string; yLabel: string; xLabel?: string; categories: string[]; series: BarSeries[]; stacked?: boolean; logY?: boolean }): string {
+export function barChart(o: {
+  title: string;
+  yLabel: string;
+  xLabel?: string;
+  categories: string[];
+  series: BarSeries[];
+  stacked?: boolean;
+  logY?: boolean;
+}): string {
   if (o.categories.length === 0 || o.series.length === 0) return '';
-  const totals = o.categories.map((_, i) => (o.stacked ? o.series.reduce((a, s) => a + Math.max(0, s.values[i] ?? 0), 0) : Math.max(...o.series.map((s) => s.values[i] ?? 0))));
+  const totals = o.categories.map((_, i) =>
+    o.stacked
+      ? o.series.reduce((a, s) => a + Math.max(0, s.values[i] ?? 0), 0)
+      : Math.max(...o.series.map((s) => s.values[i] ?? 0)),
+  );
   const y = yScale(o.stacked ? totals : o.series.flatMap((s) => s.values), o.logY === true && !o.stacked, M.t, H - M.b);
   const parts = [frame(o.title, o.yLabel, o.xLabel ?? '', y, o.logY === true && !o.stacked)];
   const slot = (W - M.r - M.l) / o.categories.length;
@@ -119,13 +154,19 @@ export function barChart(o: { title: string; yLabel: string; xLabel?: string; ca
         const bottom = y.map(acc);
         const top = y.map(acc + v);
         acc += v;
-        parts.push(`<rect x="${x0.toFixed(1)}" y="${top.toFixed(1)}" width="${barW.toFixed(1)}" height="${Math.max(0, bottom - top).toFixed(1)}" fill="${c}">${tip}</rect>`);
+        parts.push(
+          `<rect x="${x0.toFixed(1)}" y="${top.toFixed(1)}" width="${barW.toFixed(1)}" height="${Math.max(0, bottom - top).toFixed(1)}" fill="${c}">${tip}</rect>`,
+        );
       } else {
         const top = y.map(v);
-        parts.push(`<rect x="${(x0 + k * barW).toFixed(1)}" y="${top.toFixed(1)}" width="${(barW * 0.92).toFixed(1)}" height="${Math.max(0, H - M.b - top).toFixed(1)}" fill="${c}">${tip}</rect>`);
+        parts.push(
+          `<rect x="${(x0 + k * barW).toFixed(1)}" y="${top.toFixed(1)}" width="${(barW * 0.92).toFixed(1)}" height="${Math.max(0, H - M.b - top).toFixed(1)}" fill="${c}">${tip}</rect>`,
+        );
       }
     });
-    parts.push(`<text x="${(M.l + i * slot + slot / 2).toFixed(1)}" y="${H - M.b + 16}" text-anchor="middle">${esc(cat.length > 18 ? cat.slice(0, 17) + '…' : cat)}</text>`);
+    parts.push(
+      `<text x="${(M.l + i * slot + slot / 2).toFixed(1)}" y="${H - M.b + 16}" text-anchor="middle">${esc(cat.length > 18 ? cat.slice(0, 17) + '…' : cat)}</text>`,
+    );
   });
   parts.push(legend(o.series.map((s) => s.name)));
   return svg(parts.join(''));

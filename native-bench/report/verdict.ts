@@ -22,7 +22,14 @@
  * new watch, not a resync (KepRow.resync counts same-stream resyncs only).
  */
 import type { Mode } from '../../src/index.js';
-import { judge, UNFINISHED, verdictCells as cells, verdictHeaders, type Figure, type Verdict } from '../../src/sim/report-verdict.js';
+import {
+  judge,
+  UNFINISHED,
+  verdictCells as cells,
+  verdictHeaders,
+  type Figure,
+  type Verdict,
+} from '../../src/sim/report-verdict.js';
 import { fmt } from '../lib/table.js';
 import type { BenchReport, CatchupRow, KepRow, ThroughputRow } from '../lib/types.js';
 
@@ -41,18 +48,40 @@ function kepVerdicts(rows: KepRow[], out: Verdict[]): void {
       const r = at(mode, n);
       if (r === undefined) return [];
       const base = at(mode, 0);
-      const vsNone = n > 0 && base !== undefined && base.latencyStall.p99Us > 0 ? ` (${fmt(r.latencyStall.p99Us / base.latencyStall.p99Us)}x its N=0)` : '';
+      const vsNone =
+        n > 0 && base !== undefined && base.latencyStall.p99Us > 0
+          ? ` (${fmt(r.latencyStall.p99Us / base.latencyStall.p99Us)}x its N=0)`
+          : '';
       const closes = r.forceCloses > 0 ? `, ${fmt(r.forceCloses)} force-closes` : '';
-      return [{ key: mode, mode, value: r.latencyStall.p99Us, text: `${us(r.latencyStall.p99Us)}${vsNone}${closes}`, eligible: true }];
+      return [
+        {
+          key: mode,
+          mode,
+          value: r.latencyStall.p99Us,
+          text: `${us(r.latencyStall.p99Us)}${vsNone}${closes}`,
+          eligible: true,
+        },
+      ];
     });
-    if (figs.length > 0) out.push(judge('1. healthy p99 latency (stall phase)', `${n.toLocaleString('en-US')} stalled`, figs, true));
+    if (figs.length > 0)
+      out.push(judge('1. healthy p99 latency (stall phase)', `${n.toLocaleString('en-US')} stalled`, figs, true));
   }
   const biggest = counts[counts.length - 1];
   if (biggest !== undefined && biggest > 0) {
     const figs = MODES.flatMap((mode) => {
       const r = at(mode, biggest);
       // Nothing beats one per event: fewer (events that reached no watcher: off's closed streams) counts as 1.
-      return r === undefined ? [] : [{ key: mode, mode, value: Math.max(1, r.encodingsPerEvent), text: fmt(r.encodingsPerEvent), eligible: true }];
+      return r === undefined
+        ? []
+        : [
+            {
+              key: mode,
+              mode,
+              value: Math.max(1, r.encodingsPerEvent),
+              text: fmt(r.encodingsPerEvent),
+              eligible: true,
+            },
+          ];
     });
     out.push(judge('2. JSON serializations per event', `${biggest.toLocaleString('en-US')} stalled`, figs, true));
   }
@@ -60,22 +89,34 @@ function kepVerdicts(rows: KepRow[], out: Verdict[]): void {
     const figs = MODES.flatMap((mode): Figure[] => {
       const r = at(mode, n);
       if (r === undefined) return [];
-      if (mode === 'off') return [{ key: mode, mode, value: 0, text: `none (${fmt(r.reconnects)} reconnects)`, eligible: false }];
+      if (mode === 'off')
+        return [{ key: mode, mode, value: 0, text: `none (${fmt(r.reconnects)} reconnects)`, eligible: false }];
       const all = r.resync.resynced === r.resync.slow;
       // Every slow watcher resynced: ranked by the last one's time; otherwise after those, by how many did.
       const text = all ? `all in ${fmt(r.resync.maxMs / 1000)} s` : `${r.resync.resynced}/${r.resync.slow} by the end`;
       return [{ key: mode, mode, value: all ? r.resync.maxMs : UNFINISHED - r.resync.resynced, text, eligible: true }];
     });
-    out.push(judge('3. time until every slow watcher resynced (after resume)', `${n.toLocaleString('en-US')} stalled`, figs, true));
+    out.push(
+      judge(
+        '3. time until every slow watcher resynced (after resume)',
+        `${n.toLocaleString('en-US')} stalled`,
+        figs,
+        true,
+      ),
+    );
   }
   for (const n of counts.filter((c) => c > 0)) {
     const figs = MODES.flatMap((mode): Figure[] => {
       const r = at(mode, n);
       if (r === undefined) return [];
       const share = r.resync.slow > 0 ? r.resync.resynced / r.resync.slow : 0;
-      return [{ key: mode, mode, value: share, text: `${fmt(share * 100)} % on their own stream`, eligible: mode !== 'off' }];
+      return [
+        { key: mode, mode, value: share, text: `${fmt(share * 100)} % on their own stream`, eligible: mode !== 'off' },
+      ];
     });
-    out.push(judge('4. no starvation: slow watchers served to resync', `${n.toLocaleString('en-US')} stalled`, figs, false));
+    out.push(
+      judge('4. no starvation: slow watchers served to resync', `${n.toLocaleString('en-US')} stalled`, figs, false),
+    );
   }
 }
 
@@ -86,16 +127,42 @@ function catchupVerdicts(rows: CatchupRow[], out: Verdict[]): void {
       const r = rows.find((x) => x.mode === mode && x.watchers === w);
       if (r === undefined) return [];
       const all = r.resynced === r.watchers;
-      const text = all ? `all in ${fmt(r.allResyncedMs / 1000)} s` : `${r.resynced}/${r.watchers}${r.timedOut ? ` in ${fmt(r.maxS)} s` : ''}${r.expired410 > 0 ? `, ${fmt(r.expired410)} 410s` : ''}`;
+      const text = all
+        ? `all in ${fmt(r.allResyncedMs / 1000)} s`
+        : `${r.resynced}/${r.watchers}${r.timedOut ? ` in ${fmt(r.maxS)} s` : ''}${r.expired410 > 0 ? `, ${fmt(r.expired410)} 410s` : ''}`;
       // Ranked by time when all resynced; otherwise after every mode that did, by how many did.
       return [{ key: mode, mode, value: all ? r.allResyncedMs : UNFINISHED - r.resynced, text, eligible: true }];
     });
-    out.push(judge('3. catch-up: time until every watcher resynced', `${w.toLocaleString('en-US')} watcher${w === 1 ? '' : 's'}, ${rows[0]!.historyEvents.toLocaleString('en-US')} events behind`, figs, true));
+    out.push(
+      judge(
+        '3. catch-up: time until every watcher resynced',
+        `${w.toLocaleString('en-US')} watcher${w === 1 ? '' : 's'}, ${rows[0]!.historyEvents.toLocaleString('en-US')} events behind`,
+        figs,
+        true,
+      ),
+    );
     const lat = MODES.flatMap((mode): Figure[] => {
       const r = rows.find((x) => x.mode === mode && x.watchers === w);
-      return r === undefined ? [] : [{ key: mode, mode, value: r.healthyDuring.p99Us, text: `${us(r.healthyDuring.p99Us)} (${fmt(r.healthyP99Ratio)}x without)`, eligible: true }];
+      return r === undefined
+        ? []
+        : [
+            {
+              key: mode,
+              mode,
+              value: r.healthyDuring.p99Us,
+              text: `${us(r.healthyDuring.p99Us)} (${fmt(r.healthyP99Ratio)}x without)`,
+              eligible: true,
+            },
+          ];
     });
-    out.push(judge('1. healthy p99 during catch-up', `${w.toLocaleString('en-US')} watcher${w === 1 ? '' : 's'} catching up`, lat, true));
+    out.push(
+      judge(
+        '1. healthy p99 during catch-up',
+        `${w.toLocaleString('en-US')} watcher${w === 1 ? '' : 's'} catching up`,
+        lat,
+        true,
+      ),
+    );
   }
 }
 
@@ -103,7 +170,9 @@ function ingestVerdicts(rows: ThroughputRow[], out: Verdict[]): void {
   for (const scenario of ['trigger-1k', 'all-100k'] as const) {
     const figs = MODES.flatMap((mode): Figure[] => {
       const r = rows.find((x) => x.mode === mode && x.scenario === scenario);
-      return r === undefined ? [] : [{ key: mode, mode, value: r.eventsPerSec, text: `${fmt(r.eventsPerSec)} ev/s`, eligible: true }];
+      return r === undefined
+        ? []
+        : [{ key: mode, mode, value: r.eventsPerSec, text: `${fmt(r.eventsPerSec)} ev/s`, eligible: true }];
     });
     if (figs.length > 0) out.push(judge('ingest (max sustained, 2 KiB pods)', scenario, figs, false));
   }

@@ -131,7 +131,12 @@ export class BetaSync implements FullChannelPolicy {
     // to 8 KiB per event of the largest history (address space reserved, memory used only as it grows);
     // capped at 2 KiB per event it held about half of a 50,000-event history.
     const arenaBytes = Math.max(64 * 1024, this.lowerBound * 2048);
-    this.ring = new HistoryRing({ capacity: this.lowerBound, maxCapacity, arenaBytes, maxArenaBytes: Math.max(arenaBytes, Math.min(MAX_ARENA_BYTES, maxCapacity * RING_BYTES_PER_EVENT)) });
+    this.ring = new HistoryRing({
+      capacity: this.lowerBound,
+      maxCapacity,
+      arenaBytes,
+      maxArenaBytes: Math.max(arenaBytes, Math.min(MAX_ARENA_BYTES, maxCapacity * RING_BYTES_PER_EVENT)),
+    });
     this.clock = init.clock;
     this.placement = init.placement;
     this.passOptions = init.pass;
@@ -152,9 +157,19 @@ export class BetaSync implements FullChannelPolicy {
     } else {
       // Same endpoint code, messages delivered asynchronously on the engine's clock.
       this.worker = undefined;
-      this.inProcess = new SyncWorkerEndpoint((msg) => this.clock.setTimeout(() => this.onWorkerMessage(msg), 0), this.clock);
+      this.inProcess = new SyncWorkerEndpoint(
+        (msg) => this.clock.setTimeout(() => this.onWorkerMessage(msg), 0),
+        this.clock,
+      );
     }
-    this.post({ op: 'init', ring: this.ring.handle, control: this.control.buffer, pass: this.passOptions, indexerFields: this.indexerFields, triggerField: this.triggerField });
+    this.post({
+      op: 'init',
+      ring: this.ring.handle,
+      control: this.control.buffer,
+      pass: this.passOptions,
+      indexerFields: this.indexerFields,
+      triggerField: this.triggerField,
+    });
     // A restarted worker gets every slab again (once each, never per watcher).
     this.slabs.buffers.forEach((buffer, id) => this.post({ op: 'slab', id, buffer }));
   }
@@ -184,7 +199,12 @@ export class BetaSync implements FullChannelPolicy {
       const channel = w.queue as SharedWatcherChannel;
       w.cursor.raiseTo(w.receivedRV);
       const ref = channel.spsc.lastPushedRef();
-      if (ref >= 0 && (channel.spsc.lastPushedVariant as number) !== VARIANT_BOOKMARK && ref >= this.history.startIndex && ref < this.history.endIndex) {
+      if (
+        ref >= 0 &&
+        (channel.spsc.lastPushedVariant as number) !== VARIANT_BOOKMARK &&
+        ref >= this.history.startIndex &&
+        ref < this.history.endIndex
+      ) {
         w.cursor.raiseTo(this.history.at(ref).rv); // pushed, but the dead worker may not have recorded it
       }
       channel.spsc.handOff(WriterOwner.SYNC_WORKER, WriterOwner.MAIN); // the dead worker's role
@@ -233,7 +253,10 @@ export class BetaSync implements FullChannelPolicy {
     if (remoteState !== undefined || this.closed) return new SharedWatcherChannel(capacity, this.history, remoteState);
     this.recycleQuarantine();
     const slot = this.slabs.allocate(capacity);
-    const channel = new SharedWatcherChannel(capacity, this.history, undefined, { slot, buffer: this.slabs.bufferOf(slot) });
+    const channel = new SharedWatcherChannel(capacity, this.history, undefined, {
+      slot,
+      buffer: this.slabs.bufferOf(slot),
+    });
     channel.onRoomForWorker = this.signalRoom;
     return channel;
   }
@@ -431,7 +454,13 @@ export class BetaSync implements FullChannelPolicy {
     const first = queued || !this.introduced.has(watcher.id);
     this.introduced.add(watcher.id);
     if (first) {
-      this.pendingAdopts.push({ id: watcher.id, position: watcher.position, capacity: watcher.capacity, reachedLive: watcher.reachedLive, ...introduction(watcher) });
+      this.pendingAdopts.push({
+        id: watcher.id,
+        position: watcher.position,
+        capacity: watcher.capacity,
+        reachedLive: watcher.reachedLive,
+        ...introduction(watcher),
+      });
     } else {
       // Already introduced (every watcher of a mass stall): the ADOPT_ROW numbers, no object per watcher.
       this.pendingRows.push(watcher.id, watcher.position, watcher.capacity, watcher.reachedLive ? 1 : 0);
@@ -480,7 +509,8 @@ export class BetaSync implements FullChannelPolicy {
     const timed = channels.catchUpMain.hasSubscribers;
     const t0 = timed ? performance.now() : 0;
     this.handleWorkerMessage(msg);
-    if (timed) channels.catchUpMain.publish({ cache: this.source, step: 'worker-message', durationMs: performance.now() - t0 });
+    if (timed)
+      channels.catchUpMain.publish({ cache: this.source, step: 'worker-message', durationMs: performance.now() - t0 });
   }
 
   private handleWorkerMessage(msg: WorkerToMain): void {
@@ -490,7 +520,17 @@ export class BetaSync implements FullChannelPolicy {
         this.recycleQuarantine();
         if (channels.pass.hasSubscribers) {
           const b = this.workerStats;
-          channels.pass.publish({ cache: this.source, thread: 'worker', passes: msg.passes - b.passes, durationMs: msg.workMs - b.workMs, scanned: msg.scanned - b.scanned, pushes: msg.pushes - b.pushes, cohorts: 0, resynced: 0, expired: 0 });
+          channels.pass.publish({
+            cache: this.source,
+            thread: 'worker',
+            passes: msg.passes - b.passes,
+            durationMs: msg.workMs - b.workMs,
+            scanned: msg.scanned - b.scanned,
+            pushes: msg.pushes - b.pushes,
+            cohorts: 0,
+            resynced: 0,
+            expired: 0,
+          });
         }
         this.workerStats.passes = msg.passes;
         this.workerStats.workMs = msg.workMs;
@@ -545,7 +585,8 @@ export class BetaSync implements FullChannelPolicy {
     const watchers: AdoptRequest[] = [];
     for (const [id, w] of this.pendingIntros) {
       this.pendingIntros.delete(id);
-      if (w.accepting || w.state === 'pending') watchers.push({ id, position: 0, capacity: w.capacity, reachedLive: false, ...introduction(w) });
+      if (w.accepting || w.state === 'pending')
+        watchers.push({ id, position: 0, capacity: w.capacity, reachedLive: false, ...introduction(w) });
       if (watchers.length === INTRO_CHUNK) break;
     }
     if (watchers.length > 0) this.post({ op: 'introduce', watchers });
@@ -628,7 +669,12 @@ export class BetaSync implements FullChannelPolicy {
 function introduction(watcher: Watcher): Pick<AdoptRequest, 'channel' | 'selection' | 'cell' | 'slot'> {
   const channel = watcher.queue as SharedWatcherChannel;
   const s = watcher.selection;
-  const selection = { namespace: s.namespace, name: s.name, labelSelector: s.labels.toString(), fieldSelector: s.fields.toString() };
+  const selection = {
+    namespace: s.namespace,
+    name: s.name,
+    labelSelector: s.labels.toString(),
+    fieldSelector: s.fields.toString(),
+  };
   if (channel.slot !== undefined) return { slot: { slab: channel.slot.slab, offset: channel.slot.offset }, selection };
   return { channel: channel.spsc.handle, selection, cell: channel.positionCell.buffer as SharedArrayBuffer };
 }

@@ -67,7 +67,12 @@ export class SharedWatcherChannel implements WatcherChannel {
    * In `region` (a pooled slab region, reset here) or, without one, in
    * buffers of its own; `remoteState` marks a watcher consumed in another thread.
    */
-  constructor(capacity: number, history: EventHistory, remoteState?: SharedArrayBuffer, region?: { slot: SlabSlot; buffer: SharedArrayBuffer }) {
+  constructor(
+    capacity: number,
+    history: EventHistory,
+    remoteState?: SharedArrayBuffer,
+    region?: { slot: SlabSlot; buffer: SharedArrayBuffer },
+  ) {
     if (region !== undefined) {
       this.positionCell = new Float64Array(region.buffer, region.slot.offset, CELL_SLOTS);
       this.positionCell.fill(0);
@@ -115,7 +120,8 @@ export class SharedWatcherChannel implements WatcherChannel {
       f64[1] = expired.position;
       f64[2] = expired.oldestMinus1;
     }
-    if (this.spsc.writerOwner === WriterOwner.MAIN) this.spsc.close(expired !== undefined ? Terminal.EXPIRED : Terminal.END);
+    if (this.spsc.writerOwner === WriterOwner.MAIN)
+      this.spsc.close(expired !== undefined ? Terminal.EXPIRED : Terminal.END);
     else {
       Atomics.store(i32, 0, expired !== undefined ? 2 : 1);
       this.spsc.wakeConsumer();
@@ -155,7 +161,12 @@ export class SharedWatcherChannel implements WatcherChannel {
     }
     const local = this.remoteState === undefined;
     if (event.type === 'BOOKMARK') {
-      if (!(local ? this.spsc.pushLocal(event.rv, VARIANT_BOOKMARK as Variant) : this.spsc.tryPush(event.rv, VARIANT_BOOKMARK as Variant))) return false;
+      if (
+        !(local
+          ? this.spsc.pushLocal(event.rv, VARIANT_BOOKMARK as Variant)
+          : this.spsc.tryPush(event.rv, VARIANT_BOOKMARK as Variant))
+      )
+        return false;
       if (local) this.bookmarks.push(event); // a remote consumer builds its own
       return true;
     }

@@ -36,7 +36,14 @@ export interface AdoptRequest {
 export const ADOPT_ROW = 4;
 
 export type MainToWorker =
-  | { op: 'init'; ring: HistoryRingHandle; control: SharedArrayBuffer; pass: PassOptions; indexerFields: string[]; triggerField: string | undefined }
+  | {
+      op: 'init';
+      ring: HistoryRingHandle;
+      control: SharedArrayBuffer;
+      pass: PassOptions;
+      indexerFields: string[];
+      triggerField: string | undefined;
+    }
   /** A slab of pooled channels and position cells (sent once per slab, never per watcher). */
   | { op: 'slab'; id: number; buffer: SharedArrayBuffer }
   /** New watchers: their channels, position cells and selections (batched, at registration). */

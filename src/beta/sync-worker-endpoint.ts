@@ -28,7 +28,16 @@ export class SyncWorkerEndpoint {
     try {
       switch (msg.op) {
         case 'init':
-          this.host = new WorkerPassHost(msg.ring, msg.control, msg.pass, msg.indexerFields, msg.triggerField, this.send, this.clock, this.roomSignal);
+          this.host = new WorkerPassHost(
+            msg.ring,
+            msg.control,
+            msg.pass,
+            msg.indexerFields,
+            msg.triggerField,
+            this.send,
+            this.clock,
+            this.roomSignal,
+          );
           this.host.onAllFull = () => this.wakeParkers();
           break;
         case 'slab':
@@ -40,7 +49,10 @@ export class SyncWorkerEndpoint {
         case 'adopt-rows': {
           const r = msg.rows;
           for (let i = 0; i + ADOPT_ROW <= r.length; i += ADOPT_ROW) {
-            this.host!.adopt({ id: r[i]!, position: r[i + 1]!, capacity: r[i + 2]!, reachedLive: r[i + 3] === 1 }, this.known);
+            this.host!.adopt(
+              { id: r[i]!, position: r[i + 1]!, capacity: r[i + 2]!, reachedLive: r[i + 3] === 1 },
+              this.known,
+            );
           }
           this.wakeArrivals();
           break;

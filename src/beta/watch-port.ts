@@ -44,7 +44,6 @@ export function newPortState(): SharedArrayBuffer {
   return new SharedArrayBuffer(24);
 }
 
-
 /** The consuming side: an async iterator of events in any thread. */
 export class RemoteWatch implements AsyncIterableIterator<WatchEventLike> {
   private readonly channel: SpscChannel;
@@ -60,14 +59,16 @@ export class RemoteWatch implements AsyncIterableIterator<WatchEventLike> {
   private lastRV = 0;
 
   constructor(handle: WatchPortHandle) {
-    if (handle?.kind !== 'watchcache.watch-port' || handle.version !== 1) throw new TypeError('openWatch: not a watch port handle');
+    if (handle?.kind !== 'watchcache.watch-port' || handle.version !== 1)
+      throw new TypeError('openWatch: not a watch port handle');
     this.channel = new SpscChannel(handle.channel);
     this.reader = new HistoryRingReader(handle.ring);
     this.i32 = new Int32Array(handle.state, 0, 1);
     this.f64 = new Float64Array(handle.state, 0, 3);
     this.cursor = new SyncCursor(handle.cursor);
     this.resource = handle.resource;
-    this.initial = handle.initial === null ? [] : (this.unpackr.unpack(new Uint8Array(handle.initial)) as WatchEventLike[]);
+    this.initial =
+      handle.initial === null ? [] : (this.unpackr.unpack(new Uint8Array(handle.initial)) as WatchEventLike[]);
   }
 
   async next(): Promise<IteratorResult<WatchEventLike>> {
@@ -84,7 +85,8 @@ export class RemoteWatch implements AsyncIterableIterator<WatchEventLike> {
         continue;
       }
       if (ref === POP_CLOSED) {
-        if (this.channel.terminal === Terminal.EXPIRED) return this.expired(this.f64[PORT_POSITION]!, this.f64[PORT_OLDEST]!);
+        if (this.channel.terminal === Terminal.EXPIRED)
+          return this.expired(this.f64[PORT_POSITION]!, this.f64[PORT_OLDEST]!);
         return this.finish();
       }
       const variant = this.channel.lastVariant as number;
@@ -120,13 +122,23 @@ export class RemoteWatch implements AsyncIterableIterator<WatchEventLike> {
     if (variant === VARIANT_ADDED) return { type: 'ADDED', object: frame.object };
     if (variant === VARIANT_DELETED) {
       const prev = prevObject ?? frame.object;
-      return { type: 'DELETED', object: { ...prev, metadata: { ...prev.metadata, resourceVersion: String(this.record.rv) } } };
+      return {
+        type: 'DELETED',
+        object: { ...prev, metadata: { ...prev.metadata, resourceVersion: String(this.record.rv) } },
+      };
     }
     return frame;
   }
 
   private bookmark(rv: number): WatchEventLike {
-    return { type: 'BOOKMARK', object: { kind: this.resource.kind, apiVersion: apiVersionOf(this.resource), metadata: { resourceVersion: String(rv) } } };
+    return {
+      type: 'BOOKMARK',
+      object: {
+        kind: this.resource.kind,
+        apiVersion: apiVersionOf(this.resource),
+        metadata: { resourceVersion: String(rv) },
+      },
+    };
   }
 
   private expired(position: number, oldestMinus1: number): IteratorResult<WatchEventLike> {

@@ -19,7 +19,15 @@ import { Unpackr } from 'msgpackr';
 import type { ChangeType, IndexerFunc, KubeObject } from '../core/types.js';
 import { realClock, type Clock } from '../core/clock.js';
 import { WatchCacheEvent } from '../history/watch-cache-event.js';
-import { EventTypeCode, HistoryRingReader, ReadStatus, TOO_OLD, createRingRecord, type HistoryRingHandle, type RingRecord } from '../ring/history-ring.js';
+import {
+  EventTypeCode,
+  HistoryRingReader,
+  ReadStatus,
+  TOO_OLD,
+  createRingRecord,
+  type HistoryRingHandle,
+  type RingRecord,
+} from '../ring/history-ring.js';
 import { hash32, NO_VALUE_HASH } from '../ring/hash32.js';
 import { SpscChannel, WriterOwner, type Variant } from '../ring/spsc-channel.js';
 import { Delivery, Selection } from '../selection/selection.js';
@@ -50,7 +58,10 @@ export interface RingFrame {
 }
 
 /** Decode a ring payload: the event's frame, its selection data, and the previous object. */
-export function decodeRingPayload(unpackr: Unpackr, bytes: Uint8Array): { frame: RingFrame; sel: RingSelectionData; prevObject: KubeObject | undefined } {
+export function decodeRingPayload(
+  unpackr: Unpackr,
+  bytes: Uint8Array,
+): { frame: RingFrame; sel: RingSelectionData; prevObject: KubeObject | undefined } {
   const values = unpackr.unpackMultiple(bytes) as unknown[];
   const frame = values[0] as RingFrame;
   const sel = (values[1] ?? {}) as RingSelectionData;
@@ -99,7 +110,12 @@ export class WorkerMember implements PassMember {
   mightSelect(ev: RingEventRef): boolean {
     if (this.nsHash !== NO_VALUE_HASH && this.nsHash !== ev.nsHash) return false;
     if (this.nameHash !== NO_VALUE_HASH && this.nameHash !== ev.nameHash) return false;
-    if (this.triggerHash !== NO_VALUE_HASH && this.triggerHash !== ev.triggerHash && this.triggerHash !== ev.prevTriggerHash) return false;
+    if (
+      this.triggerHash !== NO_VALUE_HASH &&
+      this.triggerHash !== ev.triggerHash &&
+      this.triggerHash !== ev.prevTriggerHash
+    )
+      return false;
     return true;
   }
   get position(): number {
@@ -212,7 +228,16 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
    * that found every channel full may wait the idle period. In-process hosts (the simulator) keep
    * the normal period instead.
    */
-  constructor(ring: HistoryRingHandle, control: SharedArrayBuffer, options: PassOptions, indexerFields: string[], triggerField: string | undefined, send: (msg: WorkerToMain) => void, clock: Clock = realClock, roomSignal = false) {
+  constructor(
+    ring: HistoryRingHandle,
+    control: SharedArrayBuffer,
+    options: PassOptions,
+    indexerFields: string[],
+    triggerField: string | undefined,
+    send: (msg: WorkerToMain) => void,
+    clock: Clock = realClock,
+    roomSignal = false,
+  ) {
     this.reader = new HistoryRingReader(ring);
     this.control = new ControlBlock(control);
     this.options = options;
@@ -253,10 +278,13 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
     let region: { cell: Float64Array; channel: SpscChannel } | undefined;
     if (a.slot !== undefined) {
       const buffer = this.slabs[a.slot.slab];
-      if (buffer === undefined) throw new Error(`watcher ${id} is in slab ${a.slot.slab}, which the sync worker never got`);
+      if (buffer === undefined)
+        throw new Error(`watcher ${id} is in slab ${a.slot.slab}, which the sync worker never got`);
       region = openRegion(buffer, { slab: a.slot.slab, offset: a.slot.offset, capacity: a.capacity });
-    } else if (a.channel !== undefined && a.cell !== undefined) region = { channel: new SpscChannel(a.channel), cell: new Float64Array(a.cell) };
-    if (region === undefined || spec === undefined) throw new Error(`watcher ${id} was never introduced to the sync worker`);
+    } else if (a.channel !== undefined && a.cell !== undefined)
+      region = { channel: new SpscChannel(a.channel), cell: new Float64Array(a.cell) };
+    if (region === undefined || spec === undefined)
+      throw new Error(`watcher ${id} was never introduced to the sync worker`);
     const selection = new Selection(spec, this.indexers, this.triggerField);
     const entry: KnownWatcher = {
       channel: region.channel,
@@ -370,7 +398,15 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
   /** Tell the main thread which members were pushed into since the last notice (it wakes their consumers). */
   private notifyPushed(): void {
     if (this.pushedTo.size === 0) return;
-    this.send({ op: 'pushed', ids: [...this.pushedTo], pushes: this.pushes, scanned: this.scannedCount, decodes: this.decodes, workMs: this.scheduler.workMs, passes: this.scheduler.passes });
+    this.send({
+      op: 'pushed',
+      ids: [...this.pushedTo],
+      pushes: this.pushes,
+      scanned: this.scannedCount,
+      decodes: this.decodes,
+      workMs: this.scheduler.workMs,
+      passes: this.scheduler.passes,
+    });
     this.pushedTo.clear();
   }
 
@@ -398,7 +434,10 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
       ref.decoded = null;
       return undefined;
     }
-    const { frame, sel, prevObject } = decodeRingPayload(this.unpackr, this.record.payload.subarray(0, this.record.length));
+    const { frame, sel, prevObject } = decodeRingPayload(
+      this.unpackr,
+      this.record.payload.subarray(0, this.record.length),
+    );
     if (sel.iv !== undefined) this.values.set(frame.object, sel.iv);
     if (prevObject !== undefined && sel.piv !== undefined) this.values.set(prevObject, sel.piv);
     const trigger = this.triggerField === undefined ? undefined : this.indexers[this.triggerField];
@@ -431,7 +470,15 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
       if (remaining <= h && m.free > 0 && m.free >= Math.min(remaining, m.capacity)) this.handBack(m);
     }
     this.servedInPass.clear();
-    this.send({ op: 'pushed', ids: [...this.pushedTo], pushes: this.pushes, scanned: this.scannedCount, decodes: this.decodes, workMs: this.scheduler.workMs, passes: this.scheduler.passes });
+    this.send({
+      op: 'pushed',
+      ids: [...this.pushedTo],
+      pushes: this.pushes,
+      scanned: this.scannedCount,
+      decodes: this.decodes,
+      workMs: this.scheduler.workMs,
+      passes: this.scheduler.passes,
+    });
     this.pushedTo.clear();
     done(stats);
     if (this.scheduler.allFull) this.onAllFull?.();

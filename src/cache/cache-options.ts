@@ -51,7 +51,8 @@ export function checkMode(mode: unknown): Mode {
 
 export function checkPositive(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) throw new BadRequestError(`${name} must be a number > 0, got ${String(value)}`);
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0)
+    throw new BadRequestError(`${name} must be a number > 0, got ${String(value)}`);
   return value;
 }
 
@@ -61,7 +62,12 @@ export function checkPositive(name: string, value: number | undefined, fallback:
  * trigger index, [10, 1000] with one the watcher does not use, exactly 10
  * when the watcher uses the trigger index.
  */
-export function suggestedChannelSize(historyCapacity: number, eventFreshDurationMs: number, hasTrigger: boolean, usesTrigger: boolean): number {
+export function suggestedChannelSize(
+  historyCapacity: number,
+  eventFreshDurationMs: number,
+  hasTrigger: boolean,
+  usesTrigger: boolean,
+): number {
   if (hasTrigger && usesTrigger) return 10;
   const base = Math.ceil(historyCapacity / (eventFreshDurationMs / 1000));
   return Math.min(hasTrigger ? 1000 : 100, Math.max(10, base));

@@ -11,7 +11,14 @@ import {
   TooLargeResourceVersionError,
   TooManyRequestsError,
 } from '../core/errors.js';
-import { apiVersionOf, objectKey, type IndexerFunc, type KubeObject, type ResourceInfo, type Store } from '../core/types.js';
+import {
+  apiVersionOf,
+  objectKey,
+  type IndexerFunc,
+  type KubeObject,
+  type ResourceInfo,
+  type Store,
+} from '../core/types.js';
 import type { EventHistory } from '../history/event-history.js';
 import type { CacheMetrics } from '../metrics/cache-metrics.js';
 import { Selection } from '../selection/selection.js';
@@ -55,7 +62,11 @@ export class CacheReads {
   /** List with Kubernetes RV semantics ('' consistent, '0' any, 'N' NotOlderThan or Exact; limit + continue). */
   async list(options: ListOptions = {}): Promise<ListResult> {
     const v = validateListOptions(options);
-    const selection = new Selection({ namespace: options.namespace, labelSelector: options.labelSelector, fieldSelector: options.fieldSelector }, this.deps.indexers, this.deps.triggerField);
+    const selection = new Selection(
+      { namespace: options.namespace, labelSelector: options.labelSelector, fieldSelector: options.fieldSelector },
+      this.deps.indexers,
+      this.deps.triggerField,
+    );
     this.deps.checkRunning();
     let page: ListPage;
     if (options.continue !== undefined && options.continue !== '') {
@@ -66,20 +77,40 @@ export class CacheReads {
         () => this.pageNow(selection, v.limit),
         async () => {
           const snap = await this.deps.store.list();
-          const byKey = new Map(snap.items.map((o) => [objectKey(o.metadata.namespace ?? '', o.metadata.name ?? ''), this.deps.normalize(o)]));
-          return buildPage([...byKey.keys()].sort(), (k) => byKey.get(k), selection, snap.resourceVersion, v.limit, undefined);
+          const byKey = new Map(
+            snap.items.map((o) => [
+              objectKey(o.metadata.namespace ?? '', o.metadata.name ?? ''),
+              this.deps.normalize(o),
+            ]),
+          );
+          return buildPage(
+            [...byKey.keys()].sort(),
+            (k) => byKey.get(k),
+            selection,
+            snap.resourceVersion,
+            v.limit,
+            undefined,
+          );
         },
       );
     } else if (v.rv === 0) {
       page = this.pageNow(selection, v.limit);
     } else {
       await this.deps.freshness.wait(v.rv);
-      page = v.match === 'Exact' ? this.pageAt(v.rv, selection, v.limit, undefined, false) : this.pageNow(selection, v.limit);
+      page =
+        v.match === 'Exact'
+          ? this.pageAt(v.rv, selection, v.limit, undefined, false)
+          : this.pageNow(selection, v.limit);
     }
     const metadata: ListResult['metadata'] = { resourceVersion: String(page.resourceVersion) };
     if (page.continue !== undefined) metadata.continue = page.continue;
     if (page.remainingItemCount !== undefined) metadata.remainingItemCount = page.remainingItemCount;
-    return { apiVersion: apiVersionOf(this.deps.resource), kind: `${this.deps.resource.kind}List`, metadata, items: page.items };
+    return {
+      apiVersion: apiVersionOf(this.deps.resource),
+      kind: `${this.deps.resource.kind}List`,
+      metadata,
+      items: page.items,
+    };
   }
 
   /** Get one object ('' consistent, '0' any, 'N' not older than N). */
@@ -95,7 +126,9 @@ export class CacheReads {
     if (v.rv === '') {
       return this.consistentRead(lookup, async () => {
         const snap = await this.deps.store.list();
-        const obj = snap.items.find((o) => (o.metadata.namespace ?? '') === (namespace ?? '') && o.metadata.name === name);
+        const obj = snap.items.find(
+          (o) => (o.metadata.namespace ?? '') === (namespace ?? '') && o.metadata.name === name,
+        );
         if (obj === undefined) throw new NotFoundError(this.deps.resource.kind, name);
         return this.deps.normalize(obj);
       });
@@ -139,23 +172,39 @@ export class CacheReads {
   }
 
   private pageNow(selection: Selection, limit: number): ListPage {
-    return buildPage(this.deps.state.keys(), (k) => this.deps.state.get(...splitKey(k)), selection, this.deps.cacheRV(), limit, undefined);
+    return buildPage(
+      this.deps.state.keys(),
+      (k) => this.deps.state.get(...splitKey(k)),
+      selection,
+      this.deps.cacheRV(),
+      limit,
+      undefined,
+    );
   }
 
   /** A page of the state exactly at `rv` (410 if the history no longer reaches back to it). */
-  private pageAt(rv: number, selection: Selection, limit: number, start: string | undefined, fromContinue: boolean): ListPage {
+  private pageAt(
+    rv: number,
+    selection: Selection,
+    limit: number,
+    start: string | undefined,
+    fromContinue: boolean,
+  ): ListPage {
     if (rv > this.deps.cacheRV()) throw new TooLargeResourceVersionError(rv, this.deps.cacheRV());
-    if (rv === this.deps.cacheRV()) return buildPage(this.deps.state.keys(), (k) => this.deps.state.get(...splitKey(k)), selection, rv, limit, start);
+    if (rv === this.deps.cacheRV())
+      return buildPage(this.deps.state.keys(), (k) => this.deps.state.get(...splitKey(k)), selection, rv, limit, start);
     if (this.deps.history.isTooOld(rv)) {
       const oldest = this.deps.history.oldestServableRV();
       throw fromContinue
-        ? new ResourceExpiredError('The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.')
+        ? new ResourceExpiredError(
+            'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.',
+          )
         : ResourceExpiredError.tooOld(rv, oldest === undefined ? this.deps.cacheRV() : oldest - 1);
     }
     const after = [];
-    for (let i = this.deps.history.indexAfter(rv); i < this.deps.history.endIndex; i++) after.push(this.deps.history.at(i));
+    for (let i = this.deps.history.indexAfter(rv); i < this.deps.history.endIndex; i++)
+      after.push(this.deps.history.at(i));
     const state = this.deps.state.stateAt(after);
     return buildPage([...state.keys()].sort(), (k) => state.get(k), selection, rv, limit, start);
   }
-
 }

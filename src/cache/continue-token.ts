@@ -23,8 +23,13 @@ export function decodeContinue(token: string): ContinuePoint {
     throw new BadRequestError('continue key is not valid: malformed token');
   }
   const p = parsed as { v?: unknown; rv?: unknown; start?: unknown };
-  if (p === null || typeof p !== 'object' || p.v !== 'meta.k8s.io/v1') throw new BadRequestError('continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
-  if (typeof p.rv !== 'number' || !Number.isSafeInteger(p.rv) || p.rv <= 0) throw new BadRequestError('continue key is not valid: incorrect encoded start resourceVersion');
-  if (typeof p.start !== 'string' || p.start === '') throw new BadRequestError('continue key is not valid: encoded start key empty');
+  if (p === null || typeof p !== 'object' || p.v !== 'meta.k8s.io/v1')
+    throw new BadRequestError(
+      'continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)',
+    );
+  if (typeof p.rv !== 'number' || !Number.isSafeInteger(p.rv) || p.rv <= 0)
+    throw new BadRequestError('continue key is not valid: incorrect encoded start resourceVersion');
+  if (typeof p.start !== 'string' || p.start === '')
+    throw new BadRequestError('continue key is not valid: encoded start key empty');
   return { rv: p.rv, start: p.start };
 }

@@ -60,7 +60,8 @@ export class Expiry {
       this.detach(w);
       this.metrics.terminated[initial ? 'resource_expired_initial' : 'resource_expired'].inc();
     }
-    if (channels.expire.hasSubscribers) channels.expire.publish({ cache: this.source, watcherId: w.id, position, oldestMinus1, kind: KIND_NAMES[kind] });
+    if (channels.expire.hasSubscribers)
+      channels.expire.publish({ cache: this.source, watcherId: w.id, position, oldestMinus1, kind: KIND_NAMES[kind] });
     const channel = w.queue;
     if (channel.remote === true && kind !== ExpiryKind.DropBacklog) {
       // The consuming thread drains what is queued, then yields the 410 from these numbers.
@@ -75,7 +76,9 @@ export class Expiry {
       w.drain('error', errorEvent(ResourceExpiredError.tooOld(position, oldestMinus1)));
     } else if (kind === ExpiryKind.AfterBacklog) {
       // The 410 names the RV the client has reached (`position` when nothing was delivered: where it had to resume).
-      w.drain('expired', (received) => errorEvent(ResourceExpiredError.tooOld(received > 0 ? received : position, oldestMinus1)));
+      w.drain('expired', (received) =>
+        errorEvent(ResourceExpiredError.tooOld(received > 0 ? received : position, oldestMinus1)),
+      );
     } else {
       w.abort('expired', errorEvent(ResourceExpiredError.tooOld(position, oldestMinus1)));
     }
@@ -86,5 +89,9 @@ const KIND_NAMES = ['after-backlog', 'drop-backlog', 'at-start'] as const;
 
 /** An ERROR event carrying the error's Status. */
 export function errorEvent(err: WatchCacheError): WatchEvent {
-  return new WatchEvent('ERROR', makeStatus(err.code, err.reason, err.message, err.status.details) as unknown as KubeObject, 0);
+  return new WatchEvent(
+    'ERROR',
+    makeStatus(err.code, err.reason, err.message, err.status.details) as unknown as KubeObject,
+    0,
+  );
 }

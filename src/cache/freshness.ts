@@ -32,7 +32,13 @@ export class Freshness {
   private progressTimer: TimerHandle | undefined;
   private stoppedError: WatchCacheError | undefined;
 
-  constructor(clock: Clock, blockTimeoutMs: number, currentRV: () => number, observe: (seconds: number) => void, requestProgress?: () => void) {
+  constructor(
+    clock: Clock,
+    blockTimeoutMs: number,
+    currentRV: () => number,
+    observe: (seconds: number) => void,
+    requestProgress?: () => void,
+  ) {
     this.clock = clock;
     this.blockTimeoutMs = blockTimeoutMs;
     this.currentRV = currentRV;

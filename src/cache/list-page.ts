@@ -50,7 +50,8 @@ export function buildPage(
     if (!selection.matches(obj)) continue;
     if (limit > 0 && items.length === limit) {
       const page: ListPage = { items, resourceVersion: rv, continue: encodeContinue(rv, lastKey) };
-      if (selection.labels.empty && selection.fields.empty) page.remainingItemCount = countRemaining(keys, i, lookup, selection);
+      if (selection.labels.empty && selection.fields.empty)
+        page.remainingItemCount = countRemaining(keys, i, lookup, selection);
       return page;
     }
     items.push(obj);
@@ -59,7 +60,12 @@ export function buildPage(
   return { items, resourceVersion: rv };
 }
 
-function countRemaining(keys: readonly string[], from: number, lookup: (key: string) => KubeObject | undefined, selection: Selection): number {
+function countRemaining(
+  keys: readonly string[],
+  from: number,
+  lookup: (key: string) => KubeObject | undefined,
+  selection: Selection,
+): number {
   let n = 0;
   for (let i = from; i < keys.length; i++) {
     const obj = lookup(keys[i]!);

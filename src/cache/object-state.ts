@@ -29,7 +29,11 @@ export class ObjectState {
   replace(items: readonly KubeObject[]): void {
     this.entries.clear();
     for (const object of items) {
-      this.entries.set(objectKey(object.metadata.namespace ?? '', object.metadata.name ?? ''), { object, added: undefined, frame: undefined });
+      this.entries.set(objectKey(object.metadata.namespace ?? '', object.metadata.name ?? ''), {
+        object,
+        added: undefined,
+        frame: undefined,
+      });
     }
     this.sorted = undefined;
   }

@@ -78,7 +78,8 @@ export function validateWatchOptions(o: WatchOptions): ValidatedWatch {
   for (const k of ['namespace', 'name', 'labelSelector', 'fieldSelector'] as const) checkString(k, o[k]);
   const rv = parseResourceVersion(o.resourceVersion);
   const match = checkMatch(o.resourceVersionMatch);
-  if (o.sendInitialEvents !== undefined && typeof o.sendInitialEvents !== 'boolean') throw new BadRequestError('sendInitialEvents must be a boolean');
+  if (o.sendInitialEvents !== undefined && typeof o.sendInitialEvents !== 'boolean')
+    throw new BadRequestError('sendInitialEvents must be a boolean');
   if (o.sendInitialEvents !== undefined && match !== 'NotOlderThan') {
     throw new BadRequestError('sendInitialEvents requires resourceVersionMatch=NotOlderThan');
   }
@@ -97,7 +98,8 @@ export function validateWatchOptions(o: WatchOptions): ValidatedWatch {
   if (o.channelCapacity !== undefined && (!Number.isInteger(o.channelCapacity) || o.channelCapacity < 1)) {
     throw new BadRequestError(`invalid channelCapacity ${String(o.channelCapacity)}: must be an integer >= 1`);
   }
-  if (o.signal !== undefined && !(o.signal instanceof AbortSignal)) throw new BadRequestError('signal must be an AbortSignal');
+  if (o.signal !== undefined && !(o.signal instanceof AbortSignal))
+    throw new BadRequestError('signal must be an AbortSignal');
   return {
     rv,
     sendInitialEvents: o.sendInitialEvents,
@@ -121,14 +123,17 @@ export function validateListOptions(o: ListOptions): ValidatedList {
   if (match !== undefined && (o.resourceVersion === undefined || o.resourceVersion === '')) {
     throw new BadRequestError('resourceVersionMatch is forbidden unless resourceVersion is provided');
   }
-  if (match === 'Exact' && rv === 0) throw new BadRequestError('resourceVersionMatch "Exact" is forbidden for resourceVersion "0"');
+  if (match === 'Exact' && rv === 0)
+    throw new BadRequestError('resourceVersionMatch "Exact" is forbidden for resourceVersion "0"');
   if (o.continue !== undefined && o.continue !== '') {
-    if (rv !== '' && rv !== 0) throw new BadRequestError('specifying resource version is not allowed when using continue');
+    if (rv !== '' && rv !== 0)
+      throw new BadRequestError('specifying resource version is not allowed when using continue');
     if (match !== undefined) throw new BadRequestError('resourceVersionMatch is forbidden when continue is provided');
   }
   let limit = 0;
   if (o.limit !== undefined) {
-    if (typeof o.limit !== 'number' || !Number.isInteger(o.limit) || o.limit < 0) throw new BadRequestError(`invalid limit ${String(o.limit)}: must be an integer >= 0`);
+    if (typeof o.limit !== 'number' || !Number.isInteger(o.limit) || o.limit < 0)
+      throw new BadRequestError(`invalid limit ${String(o.limit)}: must be an integer >= 0`);
     limit = o.limit;
   }
   return { rv, match, limit };

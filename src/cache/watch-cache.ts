@@ -16,13 +16,16 @@
  * Which start a watch gets is a table of start kinds (src/cache/start-kinds.ts).
  */
 import { realClock, type Clock, type TimerHandle } from '../core/clock.js';
+import { BadRequestError, ServiceUnavailableError, toWatchCacheError, type WatchCacheError } from '../core/errors.js';
 import {
-  BadRequestError,
-  ServiceUnavailableError,
-  toWatchCacheError,
-  type WatchCacheError,
-} from '../core/errors.js';
-import { DEFAULT_RESOURCE, apiVersionOf, type IndexerFunc, type KubeObject, type ResourceInfo, type Store, type StoreEvent } from '../core/types.js';
+  DEFAULT_RESOURCE,
+  apiVersionOf,
+  type IndexerFunc,
+  type KubeObject,
+  type ResourceInfo,
+  type Store,
+  type StoreEvent,
+} from '../core/types.js';
 import { BookmarkScheduler, bookmarkEvent } from '../dispatch/bookmark-scheduler.js';
 import { Dispatcher } from '../dispatch/dispatcher.js';
 import { WatcherIndex } from '../dispatch/watcher-index.js';
@@ -53,7 +56,13 @@ import { startKindOf, type StartActions } from './start-kinds.js';
 import { channels } from '../observe/channels.js';
 import { Delivery } from '../selection/selection.js';
 import { Expiry, errorEvent } from './expiry.js';
-import { validateWatchOptions, type GetOptions, type ListOptions, type ValidatedWatch, type WatchOptions } from './request-options.js';
+import {
+  validateWatchOptions,
+  type GetOptions,
+  type ListOptions,
+  type ValidatedWatch,
+  type WatchOptions,
+} from './request-options.js';
 
 export type { ListResult } from './cache-reads.js';
 
@@ -93,16 +102,21 @@ export class WatchCache {
   lastStoreError: Error | undefined;
 
   constructor(options: WatchCacheOptions) {
-    if (options === null || typeof options !== 'object' || options.store === undefined) throw new BadRequestError('WatchCache needs options with a store');
+    if (options === null || typeof options !== 'object' || options.store === undefined)
+      throw new BadRequestError('WatchCache needs options with a store');
     this.mode = checkMode(options.mode);
     this.store = options.store;
     this.clock = options.clock ?? realClock;
     this.resource = options.resource ?? DEFAULT_RESOURCE;
     this.indexers = { ...(options.indexers ?? {}) };
-    for (const [k, f] of Object.entries(this.indexers)) if (typeof f !== 'function') throw new BadRequestError(`indexer "${k}" must be a function`);
+    for (const [k, f] of Object.entries(this.indexers))
+      if (typeof f !== 'function') throw new BadRequestError(`indexer "${k}" must be a function`);
     this.indexers = totalIndexers(this.indexers); // a throwing indexer reads as "absent", never a crash
     this.triggerField = Object.keys(this.indexers)[0];
-    if (options.channelCapacity !== undefined && (!Number.isInteger(options.channelCapacity) || options.channelCapacity < 1)) {
+    if (
+      options.channelCapacity !== undefined &&
+      (!Number.isInteger(options.channelCapacity) || options.channelCapacity < 1)
+    ) {
       throw new BadRequestError(`channelCapacity must be an integer >= 1, got ${String(options.channelCapacity)}`);
     }
     this.channelCapacity = options.channelCapacity;
@@ -116,11 +130,20 @@ export class WatchCache {
     this.history.onResize = (c) => this.counters.capacity.set(c);
     this.counters.capacity.set(this.history.capacity);
     this.index = new WatcherIndex(this.triggerField !== undefined);
-    this.expiry = new Expiry(this.counters, (w) => {
-      this.index.remove(w);
-      this.strategy.onEnded(w);
-    }, this);
-    this.bookmarks = new BookmarkScheduler(this.clock, checkPositive('bookmarkFrequencyMs', options.bookmarkFrequencyMs, 60_000), this.resource, () => this.dispatcher.lastDispatchedRV);
+    this.expiry = new Expiry(
+      this.counters,
+      (w) => {
+        this.index.remove(w);
+        this.strategy.onEnded(w);
+      },
+      this,
+    );
+    this.bookmarks = new BookmarkScheduler(
+      this.clock,
+      checkPositive('bookmarkFrequencyMs', options.bookmarkFrequencyMs, 60_000),
+      this.resource,
+      () => this.dispatcher.lastDispatchedRV,
+    );
     this.strategy = createStrategy(this.mode, {
       clock: this.clock,
       history: this.history,
@@ -203,7 +226,8 @@ export class WatchCache {
 
   /** List and watch the store; resolves when the cache is ready. */
   async start(): Promise<void> {
-    if (this.phase !== 'new') throw new BadRequestError(`cache already ${this.phase === 'stopped' ? 'stopped' : 'started'}`);
+    if (this.phase !== 'new')
+      throw new BadRequestError(`cache already ${this.phase === 'stopped' ? 'stopped' : 'started'}`);
     this.phase = 'starting';
     try {
       await this.reflector.start();
@@ -232,14 +256,24 @@ export class WatchCache {
     const meta = event.object.metadata;
     const prev = this.state.get(meta.namespace ?? '', meta.name ?? '') ?? event.prevObject;
     const object = this.normalize(event.type === 'DELETED' ? (event.object ?? prev) : event.object);
-    const wce = new WatchCacheEvent(event.type, object, prev === undefined ? undefined : this.normalize(prev), event.resourceVersion, this.clock.now(), this.trigger()); // step 2
+    const wce = new WatchCacheEvent(
+      event.type,
+      object,
+      prev === undefined ? undefined : this.normalize(prev),
+      event.resourceVersion,
+      this.clock.now(),
+      this.trigger(),
+    ); // step 2
     // Timed per phase only while someone subscribes to `watchcache:event`.
     const timed = channels.event.hasSubscribers;
     const t0 = timed ? performance.now() : 0;
     this.history.append(wce); // step 3: appended before it is dispatched (invariant 1)
     const t1 = timed ? performance.now() : 0;
     // The mode's mirror (beta: the shared ring), before the event is applied and dispatched.
-    const frame = this.strategy.watchers.mirror(wce, prev === undefined ? undefined : (encode) => this.state.frameOf(wce.namespace, wce.name, encode));
+    const frame = this.strategy.watchers.mirror(
+      wce,
+      prev === undefined ? undefined : (encode) => this.state.frameOf(wce.namespace, wce.name, encode),
+    );
     const t2 = timed ? performance.now() : 0;
     this.state.apply(wce, frame); // step 4
     this.rv = wce.rv;
@@ -252,7 +286,15 @@ export class WatchCache {
       t4 = performance.now();
     }
     this.dispatcher.dispatch(wce); // step 5
-    if (timed) channels.event.publish({ cache: this, rv: wce.rv, appendMs: t1 - t0 + (t3 - t2), ringMs: t2 - t1, encodeMs: t4 - t3, fanoutMs: performance.now() - t4 });
+    if (timed)
+      channels.event.publish({
+        cache: this,
+        rv: wce.rv,
+        appendMs: t1 - t0 + (t3 - t2),
+        ringMs: t2 - t1,
+        encodeMs: t4 - t3,
+        fanoutMs: performance.now() - t4,
+      });
   }
 
   private progress(rv: number): void {
@@ -268,7 +310,8 @@ export class WatchCache {
     const previousRV = this.rv;
     // Nothing can have been missed only if the new list is at the RV the cache had and the live
     // path had dispatched all of it (off mode may hold undispatched events behind a blocked watcher).
-    const continuous = listRV === previousRV && this.dispatcher.backlog === 0 && this.dispatcher.lastDispatchedRV >= previousRV;
+    const continuous =
+      listRV === previousRV && this.dispatcher.backlog === 0 && this.dispatcher.lastDispatchedRV >= previousRV;
     this.history.reset(listRV);
     const survivors: Watcher[] = [];
     const ended: Watcher[] = [];
@@ -289,16 +332,17 @@ export class WatchCache {
     this.freshness.advanced(this.rv);
   }
 
-
-
-
   private trigger(): IndexerFunc | undefined {
     return this.triggerField === undefined ? undefined : this.indexers[this.triggerField];
   }
 
   private normalize(object: KubeObject): KubeObject {
     if (object.kind !== undefined && object.apiVersion !== undefined) return object;
-    return { ...object, apiVersion: object.apiVersion ?? apiVersionOf(this.resource), kind: object.kind ?? this.resource.kind };
+    return {
+      ...object,
+      apiVersion: object.apiVersion ?? apiVersionOf(this.resource),
+      kind: object.kind ?? this.resource.kind,
+    };
   }
 
   // ------------------------------------------------------------------ watch
@@ -321,9 +365,14 @@ export class WatchCache {
     const ring = this.strategy.watchers.ringHandle;
     if (ring === undefined) throw new BadRequestError(`watchPort needs mode beta (this cache runs ${this.mode})`);
     const v = validateWatchOptions(options);
-    if (v.rv === '') throw new BadRequestError('watchPort: resourceVersion "" (a consistent start) cannot be fixed synchronously; use "0" or an RV');
-    if (options.signal !== undefined) throw new BadRequestError('watchPort: an AbortSignal cannot cross threads; call stop() on the opened watch');
-    if (v.sendInitialEvents === true && v.rv > this.rv) throw new BadRequestError(`watchPort: sendInitialEvents at RV ${v.rv}, ahead of the cache (${this.rv})`);
+    if (v.rv === '')
+      throw new BadRequestError(
+        'watchPort: resourceVersion "" (a consistent start) cannot be fixed synchronously; use "0" or an RV',
+      );
+    if (options.signal !== undefined)
+      throw new BadRequestError('watchPort: an AbortSignal cannot cross threads; call stop() on the opened watch');
+    if (v.sendInitialEvents === true && v.rv > this.rv)
+      throw new BadRequestError(`watchPort: sendInitialEvents at RV ${v.rv}, ahead of the cache (${this.rv})`);
     const state = newPortState();
     const w = this.startWatch(options, v, state);
     const channel = w.queue as SharedWatcherChannel; // beta's channel: the strategy made it
@@ -337,7 +386,16 @@ export class WatchCache {
       new Uint8Array(initial).set(bytes);
     }
     if (w.state === 'draining') channel.endRemote(); // (defensive: a start that already failed)
-    return { kind: 'watchcache.watch-port', version: 1, channel: channel.spsc.handle, ring, state, cursor: w.cursor.cell, initial, resource: this.resource };
+    return {
+      kind: 'watchcache.watch-port',
+      version: 1,
+      channel: channel.spsc.handle,
+      ring,
+      state,
+      cursor: w.cursor.cell,
+      initial,
+      resource: this.resource,
+    };
   }
 
   /** Initial events of remote watches, taken by watchPort right after registration. */
@@ -348,15 +406,34 @@ export class WatchCache {
     if (this.phase === 'stopped') throw new ServiceUnavailableError('watch cache is stopped');
     if (this.phase === 'new') throw new ServiceUnavailableError('watch cache is not started: call start() first', 1);
     const usesTrigger = selection.triggerValue !== undefined;
-    const capacity = v.channelCapacity ?? this.channelCapacity ?? suggestedChannelSize(this.history.capacity, this.history.eventFreshDurationMs, this.triggerField !== undefined, usesTrigger);
+    const capacity =
+      v.channelCapacity ??
+      this.channelCapacity ??
+      suggestedChannelSize(
+        this.history.capacity,
+        this.history.eventFreshDurationMs,
+        this.triggerField !== undefined,
+        usesTrigger,
+      );
     const spec = this.strategy.watchers.channelFor(capacity, remoteState);
-    const w = new Watcher({ id: this.nextWatcherId++, selection, capacity, allowBookmarks: v.allowBookmarks, owner: this.owner, faults: this.faults, ...(spec ?? {}) });
+    const w = new Watcher({
+      id: this.nextWatcherId++,
+      selection,
+      capacity,
+      allowBookmarks: v.allowBookmarks,
+      owner: this.owner,
+      faults: this.faults,
+      ...(spec ?? {}),
+    });
     this.watchers.add(w);
     this.counters.registeredWatchers.set(this.watchers.size);
     this.strategy.watchers.registered(w);
     if (v.timeoutMs !== Infinity) {
       w.deadline = this.clock.now() + v.timeoutMs;
-      this.timeouts.set(w, this.clock.setTimeout(() => w.stop('timeout'), v.timeoutMs));
+      this.timeouts.set(
+        w,
+        this.clock.setTimeout(() => w.stop('timeout'), v.timeoutMs),
+      );
     }
     if (options.signal !== undefined) {
       const signal = options.signal;
@@ -476,7 +553,8 @@ export class WatchCache {
 
   private checkRunning(): void {
     if (this.phase === 'stopped') throw new ServiceUnavailableError('watch cache is stopped');
-    if (this.phase !== 'ready' && this.phase !== 'starting') throw new ServiceUnavailableError('watch cache is not started', 1);
+    if (this.phase !== 'ready' && this.phase !== 'starting')
+      throw new ServiceUnavailableError('watch cache is not started', 1);
   }
 
   /** The store's current RV, for a consistent read or start. */
@@ -487,7 +565,6 @@ export class WatchCache {
       throw new ServiceUnavailableError(`cannot reach the store for a consistent read: ${(err as Error).message}`, 1);
     }
   }
-
 }
 
 export { errorEvent };

@@ -63,7 +63,8 @@ function entry<T>(file: string, list: unknown, kind: string, name: string): T {
   if (!Array.isArray(list)) throw new UsageError(`--kubeconfig ${file}: no ${kind}s`);
   const found = (list as Named[]).find((e) => e !== null && typeof e === 'object' && e.name === name);
   const body = found?.[kind];
-  if (body === undefined || body === null || typeof body !== 'object') throw new UsageError(`--kubeconfig ${file}: no ${kind} named "${name}"`);
+  if (body === undefined || body === null || typeof body !== 'object')
+    throw new UsageError(`--kubeconfig ${file}: no ${kind} named "${name}"`);
   return body as T;
 }
 
@@ -84,7 +85,8 @@ export function readKubeconfig(file: string): KubeClientOptions {
   if (clusterName === undefined) throw new UsageError(`--kubeconfig ${file}: context "${current}" names no cluster`);
   const cluster = entry<KubeconfigCluster>(file, doc.clusters, 'cluster', clusterName);
   const userName = str(file, `context "${current}" user`, context.user);
-  const user: KubeconfigUser = userName === undefined || userName === '' ? {} : entry<KubeconfigUser>(file, doc.users, 'user', userName);
+  const user: KubeconfigUser =
+    userName === undefined || userName === '' ? {} : entry<KubeconfigUser>(file, doc.users, 'user', userName);
 
   const dir = dirname(resolve(file));
   const path = (p: string): string => (isAbsolute(p) ? p : resolve(dir, p));
@@ -96,7 +98,8 @@ export function readKubeconfig(file: string): KubeClientOptions {
     return f === undefined ? undefined : readText(`--kubeconfig ${file}: ${field}`, path(f));
   };
   const server = str(file, `cluster "${clusterName}" server`, cluster.server);
-  if (server === undefined || server === '') throw new UsageError(`--kubeconfig ${file}: cluster "${clusterName}" has no server`);
+  if (server === undefined || server === '')
+    throw new UsageError(`--kubeconfig ${file}: cluster "${clusterName}" has no server`);
   const options: KubeClientOptions = { server };
   const ca = material('certificate-authority', cluster['certificate-authority-data'], cluster['certificate-authority']);
   if (ca !== undefined) options.ca = ca;
@@ -105,10 +108,12 @@ export function readKubeconfig(file: string): KubeClientOptions {
   const token = str(file, 'token', user.token);
   const tokenFile = str(file, 'tokenFile', user.tokenFile);
   if (token !== undefined && token !== '') options.token = token;
-  else if (tokenFile !== undefined) options.token = readText(`--kubeconfig ${file}: tokenFile`, path(tokenFile)).toString('utf8').trim();
+  else if (tokenFile !== undefined)
+    options.token = readText(`--kubeconfig ${file}: tokenFile`, path(tokenFile)).toString('utf8').trim();
   const cert = material('client-certificate', user['client-certificate-data'], user['client-certificate']);
   const key = material('client-key', user['client-key-data'], user['client-key']);
-  if ((cert === undefined) !== (key === undefined)) throw new UsageError(`--kubeconfig ${file}: user "${userName}" needs both a client certificate and a client key`);
+  if ((cert === undefined) !== (key === undefined))
+    throw new UsageError(`--kubeconfig ${file}: user "${userName}" needs both a client certificate and a client key`);
   if (cert !== undefined) options.clientCert = cert;
   if (key !== undefined) options.clientKey = key;
   return options;

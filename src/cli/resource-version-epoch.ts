@@ -18,6 +18,7 @@
 /** The start RV of a memory store created now. */
 export function resourceVersionEpoch(nowMs: number = Date.now()): number {
   const rv = Math.floor(nowMs) * 1000;
-  if (!Number.isSafeInteger(rv) || rv < 0) throw new RangeError(`the clock (${nowMs} ms) gives no safe resource version epoch`);
+  if (!Number.isSafeInteger(rv) || rv < 0)
+    throw new RangeError(`the clock (${nowMs} ms) gives no safe resource version epoch`);
   return rv;
 }

@@ -70,7 +70,12 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-function integer(flag: string, value: string | undefined, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
+function integer(
+  flag: string,
+  value: string | undefined,
+  min: number,
+  max = Number.MAX_SAFE_INTEGER,
+): number | undefined {
   if (value === undefined) return undefined;
   if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
     throw new UsageError(`--${flag} must be an integer between ${min} and ${max}, got "${value}"`);
@@ -85,7 +90,8 @@ function nonEmpty(flag: string, value: string | undefined): string | undefined {
 
 function parseResources(value: string | undefined): string[] {
   const names = (value ?? 'pods').split(',').map((s) => s.trim());
-  if (names.some((n) => n === '')) throw new UsageError(`--resources must be a comma-separated list of resource names, got "${value}"`);
+  if (names.some((n) => n === ''))
+    throw new UsageError(`--resources must be a comma-separated list of resource names, got "${value}"`);
   const seen = new Set<string>();
   for (const n of names) {
     try {
@@ -106,11 +112,19 @@ function parseEtcdUrl(value: string): string {
   } catch {
     throw new UsageError(`--etcd must be a URL such as http://127.0.0.1:2379, got "${value}"`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`--etcd must be an http:// or https:// URL, got "${value}"`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new UsageError(`--etcd must be an http:// or https:// URL, got "${value}"`);
   return value;
 }
 
-const UPSTREAM_FLAGS = ['upstream', 'upstream-token', 'upstream-ca', 'upstream-insecure-skip-tls-verify', 'upstream-watch-list', 'kubeconfig'] as const;
+const UPSTREAM_FLAGS = [
+  'upstream',
+  'upstream-token',
+  'upstream-ca',
+  'upstream-insecure-skip-tls-verify',
+  'upstream-watch-list',
+  'kubeconfig',
+] as const;
 
 function parseUpstream(values: ReturnType<typeof parse>['values'], store: string): UpstreamFlags {
   if (store !== 'kube') {
@@ -126,11 +140,14 @@ function parseUpstream(values: ReturnType<typeof parse>['values'], store: string
       url = undefined;
     }
     if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
-      throw new UsageError(`--upstream must be an http:// or https:// URL such as https://127.0.0.1:6443, got "${server}"`);
+      throw new UsageError(
+        `--upstream must be an http:// or https:// URL such as https://127.0.0.1:6443, got "${server}"`,
+      );
     }
   }
   const kubeconfig = nonEmpty('kubeconfig', values.kubeconfig);
-  if (store === 'kube' && server === undefined && kubeconfig === undefined) throw new UsageError('--store kube needs --upstream URL or --kubeconfig FILE');
+  if (store === 'kube' && server === undefined && kubeconfig === undefined)
+    throw new UsageError('--store kube needs --upstream URL or --kubeconfig FILE');
   return {
     server,
     token: nonEmpty('upstream-token', values['upstream-token']),
@@ -155,16 +172,20 @@ export function parseServeArgs(args: readonly string[]): ServeConfig | undefined
   }
   if (values.help === true) return undefined;
   const mode = values.mode ?? 'beta';
-  if (!(MODES as readonly string[]).includes(mode)) throw new UsageError(`--mode must be one of ${MODES.join(', ')}, got "${mode}"`);
+  if (!(MODES as readonly string[]).includes(mode))
+    throw new UsageError(`--mode must be one of ${MODES.join(', ')}, got "${mode}"`);
   const logLevel = values['log-level'] ?? 'info';
-  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel))
+    throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   const store = values.store ?? 'memory';
-  if (store !== 'memory' && store !== 'etcd' && store !== 'kube') throw new UsageError(`--store must be memory, etcd or kube, got "${store}"`);
+  if (store !== 'memory' && store !== 'etcd' && store !== 'kube')
+    throw new UsageError(`--store must be memory, etcd or kube, got "${store}"`);
   if (values.etcd !== undefined && store !== 'etcd') throw new UsageError('--etcd needs --store etcd');
   const upstream = parseUpstream(values, store);
   const tlsCert = nonEmpty('tls-cert', values['tls-cert']);
   const tlsKey = nonEmpty('tls-key', values['tls-key']);
-  if ((tlsCert === undefined) !== (tlsKey === undefined)) throw new UsageError('--tls-cert and --tls-key must be given together');
+  if ((tlsCert === undefined) !== (tlsKey === undefined))
+    throw new UsageError('--tls-cert and --tls-key must be given together');
   return {
     host: nonEmpty('host', values.host) ?? '127.0.0.1',
     port: integer('port', values.port, 0, 65535) ?? 8080,

@@ -118,7 +118,10 @@ export class ServeRuntime {
       } catch (err) {
         if (this.stopping !== undefined) return;
         if (attempt === 1 || attempt % 30 === 0) {
-          this.logger.warn({ resource: cache.resource.resource, attempt, cause: (err as Error).message }, `the cache could not start; retrying every ${RETRY_MS / 1000} s`);
+          this.logger.warn(
+            { resource: cache.resource.resource, attempt, cause: (err as Error).message },
+            `the cache could not start; retrying every ${RETRY_MS / 1000} s`,
+          );
         }
         await new Promise((r) => setTimeout(r, RETRY_MS));
       }

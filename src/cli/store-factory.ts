@@ -28,14 +28,23 @@ async function loadEtcdStore(): Promise<NonNullable<EtcdModule['EtcdStore']>> {
   try {
     mod = (await import(url)) as EtcdModule;
   } catch (err) {
-    throw new Error(`--store etcd is not available: cannot load the etcd store (${(err as Error).message})`, { cause: err });
+    throw new Error(`--store etcd is not available: cannot load the etcd store (${(err as Error).message})`, {
+      cause: err,
+    });
   }
-  if (typeof mod.EtcdStore !== 'function') throw new Error('--store etcd is not available: the etcd store module has no EtcdStore');
+  if (typeof mod.EtcdStore !== 'function')
+    throw new Error('--store etcd is not available: the etcd store module has no EtcdStore');
   return mod.EtcdStore;
 }
 
 /** One store per resource, in the order given. */
-export async function createStores(kind: StoreKind, etcdUrl: string, specs: readonly ResourceSpec[], upstream?: UpstreamFlags, registry?: Registry): Promise<ServedStore[]> {
+export async function createStores(
+  kind: StoreKind,
+  etcdUrl: string,
+  specs: readonly ResourceSpec[],
+  upstream?: UpstreamFlags,
+  registry?: Registry,
+): Promise<ServedStore[]> {
   if (kind === 'memory') {
     // RVs start at the server's start time, so RVs from before a restart are older than the history (410, re-list).
     const startResourceVersion = resourceVersionEpoch();

@@ -5,6 +5,9 @@
 import { readFileSync } from 'node:fs';
 
 export function packageVersion(): string {
-  const pj = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { name?: string; version?: string };
+  const pj = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+    name?: string;
+    version?: string;
+  };
   return `${pj.name ?? 'watchcache'} ${pj.version ?? 'unknown'}`;
 }

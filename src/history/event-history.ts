@@ -74,8 +74,10 @@ export class EventHistory {
     const upper = options.upperBound ?? capacityUpperBound(fresh);
     // API.md: an upper bound below the lower bound lowers the lower bound with it.
     const lower = Math.min(options.lowerBound ?? DEFAULT_LOWER_BOUND, upper);
-    if (!Number.isInteger(lower) || lower < 1) throw new BadRequestError(`history lowerBound must be an integer >= 1, got ${lower}`);
-    if (!Number.isInteger(upper) || upper < 1) throw new BadRequestError(`history upperBound must be an integer >= 1, got ${upper}`);
+    if (!Number.isInteger(lower) || lower < 1)
+      throw new BadRequestError(`history lowerBound must be an integer >= 1, got ${lower}`);
+    if (!Number.isInteger(upper) || upper < 1)
+      throw new BadRequestError(`history upperBound must be an integer >= 1, got ${upper}`);
     if (!(fresh > 0)) throw new BadRequestError(`history eventFreshDurationMs must be > 0, got ${fresh}`);
     this.lowerBound = lower;
     this.upperBound = upper;

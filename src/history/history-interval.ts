@@ -61,7 +61,8 @@ export class HistoryInterval {
 
   private refill(): boolean {
     if (this.nextIndex >= this.endIndex) return false;
-    if (this.nextIndex < this.source.startIndex) throw new IntervalInvalidatedError(this.nextIndex, this.source.startIndex);
+    if (this.nextIndex < this.source.startIndex)
+      throw new IntervalInvalidatedError(this.nextIndex, this.source.startIndex);
     const n = Math.min(INTERVAL_BATCH_SIZE, this.endIndex - this.nextIndex);
     for (let i = 0; i < n; i++) this.batch[i] = this.source.at(this.nextIndex + i);
     this.nextIndex += n;

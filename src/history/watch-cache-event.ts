@@ -55,7 +55,13 @@ export class WatchCacheEvent {
       case Delivery.Added:
         return (this.#added ??= new WatchEvent('ADDED', this.object, this.rv, this.index, Delivery.Added));
       case Delivery.Deleted:
-        return (this.#deleted ??= new WatchEvent('DELETED', withRV(this.prevObject ?? this.object, this.rv), this.rv, this.index, Delivery.Deleted));
+        return (this.#deleted ??= new WatchEvent(
+          'DELETED',
+          withRV(this.prevObject ?? this.object, this.rv),
+          this.rv,
+          this.index,
+          Delivery.Deleted,
+        ));
       default:
         return (this.#asIs ??= new WatchEvent(this.type, this.object, this.rv, this.index, Delivery.AsIs));
     }

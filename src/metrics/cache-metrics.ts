@@ -22,7 +22,13 @@ function gauge<T extends string>(registry: Registry, name: string, help: string,
   if (existing !== undefined) return existing as Gauge<T>;
   return new Gauge({ name, help, labelNames, registers: [registry] });
 }
-function histogram<T extends string>(registry: Registry, name: string, help: string, labelNames: T[], buckets: number[]): Histogram<T> {
+function histogram<T extends string>(
+  registry: Registry,
+  name: string,
+  help: string,
+  labelNames: T[],
+  buckets: number[],
+): Histogram<T> {
   const existing = registry.getSingleMetric(name);
   if (existing !== undefined) return existing as Histogram<T>;
   return new Histogram({ name, help, labelNames, buckets, registers: [registry] });
@@ -56,29 +62,110 @@ export class CacheMetrics implements EncodingCounter {
     const labels = { group: resource.group, resource: resource.resource };
     this.labels = labels;
     const gr: GR[] = ['group', 'resource'];
-    this.stalls = counter(registry, 'apiserver_watch_cache_watcher_stalls_total', 'Transitions of watchers from synced to unsynced.', gr).labels(labels);
-    this.deferredEvents = counter(registry, 'apiserver_watch_cache_watcher_deferred_events_total', 'Events pushed by sync passes rather than by the live path.', gr).labels(labels);
-    this.catchupRounds = counter(registry, 'apiserver_watch_cache_watcher_catchup_rounds_total', 'Transitions of watchers from unsynced back to synced.', gr).labels(labels);
-    this.catchupEvents = histogram(registry, 'apiserver_watch_cache_watcher_catchup_events', 'Events pushed to one watcher between going unsynced and resyncing.', gr, [1, 10, 100, 1000, 10000, 100000, 1000000]).labels(labels);
-    this.stalledWatchers = gauge(registry, 'apiserver_watch_cache_stalled_watchers', 'Number of unsynced watchers.', gr).labels(labels);
-    this.skippedEvents = counter(registry, 'apiserver_watch_cache_watcher_skipped_events_total', 'Events the live path skipped because they were at or below a watcher position.', gr).labels(labels);
-    const term = counter(registry, 'apiserver_terminated_watchers_total', 'Watchers closed by the cache, by reason.', [...gr, 'reason']);
+    this.stalls = counter(
+      registry,
+      'apiserver_watch_cache_watcher_stalls_total',
+      'Transitions of watchers from synced to unsynced.',
+      gr,
+    ).labels(labels);
+    this.deferredEvents = counter(
+      registry,
+      'apiserver_watch_cache_watcher_deferred_events_total',
+      'Events pushed by sync passes rather than by the live path.',
+      gr,
+    ).labels(labels);
+    this.catchupRounds = counter(
+      registry,
+      'apiserver_watch_cache_watcher_catchup_rounds_total',
+      'Transitions of watchers from unsynced back to synced.',
+      gr,
+    ).labels(labels);
+    this.catchupEvents = histogram(
+      registry,
+      'apiserver_watch_cache_watcher_catchup_events',
+      'Events pushed to one watcher between going unsynced and resyncing.',
+      gr,
+      [1, 10, 100, 1000, 10000, 100000, 1000000],
+    ).labels(labels);
+    this.stalledWatchers = gauge(
+      registry,
+      'apiserver_watch_cache_stalled_watchers',
+      'Number of unsynced watchers.',
+      gr,
+    ).labels(labels);
+    this.skippedEvents = counter(
+      registry,
+      'apiserver_watch_cache_watcher_skipped_events_total',
+      'Events the live path skipped because they were at or below a watcher position.',
+      gr,
+    ).labels(labels);
+    const term = counter(registry, 'apiserver_terminated_watchers_total', 'Watchers closed by the cache, by reason.', [
+      ...gr,
+      'reason',
+    ]);
     this.terminated = {
       unresponsive: term.labels({ ...labels, reason: 'unresponsive' }),
       resource_expired: term.labels({ ...labels, reason: 'resource_expired' }),
       resource_expired_initial: term.labels({ ...labels, reason: 'resource_expired_initial' }),
     };
-    this.readWait = histogram(registry, 'apiserver_watch_cache_read_wait_seconds', 'Time reads waited for the cache to be fresh enough.', gr, READ_WAIT_BUCKETS).labels(labels);
-    this.consistentRead = counter(registry, 'apiserver_watch_cache_consistent_read_total', 'Consistent reads served from the cache, by success and fallback.', [...gr, 'success', 'fallback']);
-    const enc = counter(registry, 'apiserver_watch_cache_event_encodings_total', 'Event encodings made, by format (one per event per format).', [...gr, 'format']);
-    this.encodings = { json: enc.labels({ ...labels, format: 'json' }), msgpack: enc.labels({ ...labels, format: 'msgpack' }) };
-    this.capacity = gauge(registry, 'apiserver_watch_cache_capacity', 'Capacity of the watch cache history.', gr).labels(labels);
-    this.passDuration = histogram(registry, 'apiserver_watch_cache_sync_pass_duration_seconds', 'Duration of sync passes.', gr, [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05]).labels(labels);
-    this.registeredWatchers = gauge(registry, 'apiserver_registered_watchers', 'Number of registered watchers.', gr).labels(labels);
-    this.eventsDispatched = counter(registry, 'apiserver_watch_cache_events_dispatched_total', 'Events dispatched by the live path.', gr).labels(labels);
-    this.syncWorkerRestarts = counter(registry, 'apiserver_watch_cache_sync_worker_restarts_total', 'Times the beta sync worker died and was restarted.', gr).labels(labels);
+    this.readWait = histogram(
+      registry,
+      'apiserver_watch_cache_read_wait_seconds',
+      'Time reads waited for the cache to be fresh enough.',
+      gr,
+      READ_WAIT_BUCKETS,
+    ).labels(labels);
+    this.consistentRead = counter(
+      registry,
+      'apiserver_watch_cache_consistent_read_total',
+      'Consistent reads served from the cache, by success and fallback.',
+      [...gr, 'success', 'fallback'],
+    );
+    const enc = counter(
+      registry,
+      'apiserver_watch_cache_event_encodings_total',
+      'Event encodings made, by format (one per event per format).',
+      [...gr, 'format'],
+    );
+    this.encodings = {
+      json: enc.labels({ ...labels, format: 'json' }),
+      msgpack: enc.labels({ ...labels, format: 'msgpack' }),
+    };
+    this.capacity = gauge(
+      registry,
+      'apiserver_watch_cache_capacity',
+      'Capacity of the watch cache history.',
+      gr,
+    ).labels(labels);
+    this.passDuration = histogram(
+      registry,
+      'apiserver_watch_cache_sync_pass_duration_seconds',
+      'Duration of sync passes.',
+      gr,
+      [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05],
+    ).labels(labels);
+    this.registeredWatchers = gauge(
+      registry,
+      'apiserver_registered_watchers',
+      'Number of registered watchers.',
+      gr,
+    ).labels(labels);
+    this.eventsDispatched = counter(
+      registry,
+      'apiserver_watch_cache_events_dispatched_total',
+      'Events dispatched by the live path.',
+      gr,
+    ).labels(labels);
+    this.syncWorkerRestarts = counter(
+      registry,
+      'apiserver_watch_cache_sync_worker_restarts_total',
+      'Times the beta sync worker died and was restarted.',
+      gr,
+    ).labels(labels);
     // Zero-initialise the labelled series so every name shows up from the start.
-    for (const success of ['true', 'false']) for (const fallback of ['true', 'false', 'skipped']) this.consistentRead.labels({ ...labels, success, fallback }).inc(0);
+    for (const success of ['true', 'false'])
+      for (const fallback of ['true', 'false', 'skipped'])
+        this.consistentRead.labels({ ...labels, success, fallback }).inc(0);
   }
 
   encoded(format: 'json' | 'msgpack'): void {

@@ -75,7 +75,10 @@ export interface WatcherPlacement {
    * `prevFrame` yields the frame that carried the previous object. Returns the
    * event's frame for the object state to keep (beta), else undefined.
    */
-  mirror(event: WatchCacheEvent, prevFrame: ((encode: (o: KubeObject) => Uint8Array) => Uint8Array | undefined) | undefined): Uint8Array | undefined;
+  mirror(
+    event: WatchCacheEvent,
+    prevFrame: ((encode: (o: KubeObject) => Uint8Array) => Uint8Array | undefined) | undefined,
+  ): Uint8Array | undefined;
   /** A watch from `rv`, inside the history and behind the cache: how it starts. */
   startBehind(w: Watcher, rv: number): void;
   /** How far `w` has really got (beta: including what the worker advanced). */

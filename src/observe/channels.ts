@@ -193,12 +193,20 @@ interface ToolMessageOf {
  * Subscribe to one channel for one cache; returns the unsubscribe function.
  * (Tools use this; any diagnostics_channel subscriber works the same way.)
  */
-export function observe<K extends keyof MessageOf>(cache: object, name: K, onMessage: (message: MessageOf[K]) => void): () => void {
+export function observe<K extends keyof MessageOf>(
+  cache: object,
+  name: K,
+  onMessage: (message: MessageOf[K]) => void,
+): () => void {
   return subscribeFor(cache, CHANNEL_NAMES[name], onMessage);
 }
 
 /** `observe` for the tool channels (engine-internal: the simulator). */
-export function observeTool<K extends keyof ToolMessageOf>(cache: object, name: K, onMessage: (message: ToolMessageOf[K]) => void): () => void {
+export function observeTool<K extends keyof ToolMessageOf>(
+  cache: object,
+  name: K,
+  onMessage: (message: ToolMessageOf[K]) => void,
+): () => void {
   return subscribeFor(cache, TOOL_CHANNEL_NAMES[name], onMessage);
 }
 

@@ -96,13 +96,7 @@ import { Packr } from 'msgpackr';
 import { objectRV } from '../core/types.js';
 import type { ChangeType, KubeObject } from '../core/types.js';
 import { hash32, hashOptional } from './hash32.js';
-import {
-  backoff,
-  createGrowableSab,
-  growSab,
-  waitAsync,
-  type WaitOutcome,
-} from './shared-memory.js';
+import { backoff, createGrowableSab, growSab, waitAsync, type WaitOutcome } from './shared-memory.js';
 
 // ---------------------------------------------------------------------------
 // Public constants and types

@@ -23,21 +23,12 @@ interface GrowableSharedArrayBuffer extends SharedArrayBuffer {
   grow(newByteLength: number): void;
 }
 
-type GrowableSabConstructor = new (
-  byteLength: number,
-  options: { maxByteLength: number },
-) => GrowableSharedArrayBuffer;
+type GrowableSabConstructor = new (byteLength: number, options: { maxByteLength: number }) => GrowableSharedArrayBuffer;
 
 type WaitAsyncResult =
-  | { async: false; value: 'not-equal' | 'timed-out' }
-  | { async: true; value: Promise<'ok' | 'timed-out'> };
+  { async: false; value: 'not-equal' | 'timed-out' } | { async: true; value: Promise<'ok' | 'timed-out'> };
 
-type WaitAsyncFn = (
-  typedArray: Int32Array,
-  index: number,
-  value: number,
-  timeout?: number,
-) => WaitAsyncResult;
+type WaitAsyncFn = (typedArray: Int32Array, index: number, value: number, timeout?: number) => WaitAsyncResult;
 
 /** A SharedArrayBuffer of `byteLength` bytes that can later grow up to `maxByteLength`. */
 export function createGrowableSab(byteLength: number, maxByteLength: number): SharedArrayBuffer {

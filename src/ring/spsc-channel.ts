@@ -112,7 +112,11 @@ function viewsOf(buffer: SharedArrayBuffer): BufferViews {
   let v = VIEWS.get(buffer);
   if (v === undefined) {
     const words = buffer.byteLength >> 3;
-    v = { i32: new Int32Array(buffer, 0, words * 2), f64: new Float64Array(buffer, 0, words), u8: new Uint8Array(buffer) };
+    v = {
+      i32: new Int32Array(buffer, 0, words * 2),
+      f64: new Float64Array(buffer, 0, words),
+      u8: new Uint8Array(buffer),
+    };
     VIEWS.set(buffer, v);
   }
   return v;
@@ -169,10 +173,17 @@ export class SpscChannel {
    * Resets the header, so a region can be reused once no thread uses its
    * previous channel any more.
    */
-  static createIn(buffer: SharedArrayBuffer, byteOffset: number, capacity: number, owner: number = WriterOwner.MAIN): SpscChannel {
+  static createIn(
+    buffer: SharedArrayBuffer,
+    byteOffset: number,
+    capacity: number,
+    owner: number = WriterOwner.MAIN,
+  ): SpscChannel {
     checkCapacity(capacity);
     if (byteOffset % 8 !== 0 || byteOffset < 0 || byteOffset + SpscChannel.bytesFor(capacity) > buffer.byteLength) {
-      throw new RangeError(`spsc channel: region at ${byteOffset} (${SpscChannel.bytesFor(capacity)} bytes) does not fit a buffer of ${buffer.byteLength}`);
+      throw new RangeError(
+        `spsc channel: region at ${byteOffset} (${SpscChannel.bytesFor(capacity)} bytes) does not fit a buffer of ${buffer.byteLength}`,
+      );
     }
     const h = new Int32Array(buffer, byteOffset, HEADER_BYTES >> 2);
     h.fill(0);
@@ -277,7 +288,9 @@ export class SpscChannel {
   waitForSpaceSync(timeoutMs?: number): 'ok' | 'timed-out' {
     const epoch = this.armSpaceWait();
     if (epoch === null) return 'ok';
-    return foldOutcome(Atomics.wait(this.h, this.b + H_SPACE_EPOCH, epoch, timeoutMs === undefined ? Infinity : timeoutMs));
+    return foldOutcome(
+      Atomics.wait(this.h, this.b + H_SPACE_EPOCH, epoch, timeoutMs === undefined ? Infinity : timeoutMs),
+    );
   }
 
   // -- consumer side -----------------------------------------------------------
@@ -345,7 +358,9 @@ export class SpscChannel {
   waitForDataSync(timeoutMs?: number): 'ok' | 'timed-out' {
     const epoch = this.armDataWait();
     if (epoch === null) return 'ok';
-    return foldOutcome(Atomics.wait(this.h, this.b + H_DATA_EPOCH, epoch, timeoutMs === undefined ? Infinity : timeoutMs));
+    return foldOutcome(
+      Atomics.wait(this.h, this.b + H_DATA_EPOCH, epoch, timeoutMs === undefined ? Infinity : timeoutMs),
+    );
   }
 
   /** Consumer: give up (client went away). The producer sees `cancelled` and stops. */

@@ -162,7 +162,8 @@ export function parseFieldSelector(source: string | undefined): FieldSelector {
       throw new BadRequestError(`invalid field selector "${source}": "${part}" has no operator (=, == or !=)`);
     }
     field = field.trim();
-    if (!FIELD_RE.test(field)) throw new BadRequestError(`invalid field selector "${source}": bad field name "${field}"`);
+    if (!FIELD_RE.test(field))
+      throw new BadRequestError(`invalid field selector "${source}": bad field name "${field}"`);
     reqs.push({ field, op, value: unescape(rest.trim(), source), path: field.split('.') });
   }
   return new FieldSelector(reqs, trimmed);

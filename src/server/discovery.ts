@@ -29,7 +29,11 @@ const VERSION_INFO = Object.freeze({
 });
 
 function apiVersions(serverAddress: string): object {
-  return { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress }] };
+  return {
+    kind: 'APIVersions',
+    versions: ['v1'],
+    serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress }],
+  };
 }
 
 function apiGroupList(): object {
@@ -57,7 +61,12 @@ function apiResourceList(served: Iterable<ServedResource>): object {
 export type DiscoveryPath = '/api' | '/apis' | '/api/v1' | '/version' | '/openapi/v2';
 
 /** Answer a discovery path. */
-export function sendDiscovery(res: ResponseLike, path: DiscoveryPath, served: Iterable<ServedResource>, serverAddress: string): void {
+export function sendDiscovery(
+  res: ResponseLike,
+  path: DiscoveryPath,
+  served: Iterable<ServedResource>,
+  serverAddress: string,
+): void {
   switch (path) {
     case '/api':
       return sendJSON(res, 200, apiVersions(serverAddress));

@@ -14,7 +14,10 @@ export async function handleGet(r: ResourceRequest, q: ReadQuery): Promise<void>
   const name = r.name!;
   const table = tableRequest(r.req.headers.accept, r.params);
   try {
-    const obj = withTypeMeta(await r.served.cache.get(r.namespace ?? '', name, { resourceVersion: q.resourceVersion }), r.served.spec);
+    const obj = withTypeMeta(
+      await r.served.cache.get(r.namespace ?? '', name, { resourceVersion: q.resourceVersion }),
+      r.served.spec,
+    );
     if (table !== undefined) {
       const t = tableOf([obj], { resourceVersion: obj.metadata.resourceVersion }, table, r.served.spec, Date.now());
       sendJSON(r.res, 200, t, { 'content-type': tableContentType(table) });

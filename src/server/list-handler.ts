@@ -23,7 +23,9 @@ export async function handleList(r: ResourceRequest, q: ReadQuery): Promise<void
     continue: q.continue === '' ? undefined : q.continue,
   });
   if (table !== undefined) {
-    sendJSON(r.res, 200, tableOf(list.items, list.metadata, table, r.served.spec, Date.now()), { 'content-type': tableContentType(table) });
+    sendJSON(r.res, 200, tableOf(list.items, list.metadata, table, r.served.spec, Date.now()), {
+      'content-type': tableContentType(table),
+    });
     return;
   }
   sendJSON(r.res, 200, list);

@@ -42,5 +42,7 @@ export function negotiateWatchEncoding(accept: string | undefined): WatchEncodin
 /** Single objects and lists are always JSON; a client must accept it. */
 export function acceptsJson(accept: string | undefined): boolean {
   if (accept === undefined || accept.trim() === '') return true;
-  return parseAccept(accept).some((r) => r.type === 'application/json' || r.type === '*/*' || r.type === 'application/*' || r.type === MSGPACK_TYPE);
+  return parseAccept(accept).some(
+    (r) => r.type === 'application/json' || r.type === '*/*' || r.type === 'application/*' || r.type === MSGPACK_TYPE,
+  );
 }

@@ -47,29 +47,41 @@ export function prepareObject(body: unknown, target: Target): KubeObject {
   if (body.kind !== undefined && body.kind !== spec.kind) {
     // eslint-disable-next-line @typescript-eslint/no-base-to-string -- a JSON value from the body, shown as String() shows it
     const kind = String(body.kind);
-    throw new BadRequestError(`the kind of the object (${kind}) does not match the resource (${spec.name} is ${spec.kind})`);
+    throw new BadRequestError(
+      `the kind of the object (${kind}) does not match the resource (${spec.name} is ${spec.kind})`,
+    );
   }
   if (body.apiVersion !== undefined && body.apiVersion !== apiVersion) {
     // eslint-disable-next-line @typescript-eslint/no-base-to-string -- a JSON value from the body, shown as String() shows it
     const version = String(body.apiVersion);
-    throw new BadRequestError(`the API version in the data (${version}) does not match the expected API version (${apiVersion})`);
+    throw new BadRequestError(
+      `the API version in the data (${version}) does not match the expected API version (${apiVersion})`,
+    );
   }
   if (!isRecord(body.metadata)) throw new BadRequestError('metadata is required and must be an object');
   const metadata: Record<string, unknown> = { ...body.metadata };
   for (const key of ['name', 'namespace', 'generateName', 'resourceVersion'] as const) {
-    if (metadata[key] !== undefined && typeof metadata[key] !== 'string') throw new BadRequestError(`metadata.${key} must be a string`);
+    if (metadata[key] !== undefined && typeof metadata[key] !== 'string')
+      throw new BadRequestError(`metadata.${key} must be a string`);
   }
   if (spec.namespaced) {
     const ns = metadata.namespace as string | undefined;
     if (ns !== undefined && ns !== '' && ns !== target.namespace) {
-      throw new BadRequestError(`the namespace of the provided object (${ns}) does not match the namespace sent on the request (${target.namespace})`);
+      throw new BadRequestError(
+        `the namespace of the provided object (${ns}) does not match the namespace sent on the request (${target.namespace})`,
+      );
     }
     metadata.namespace = target.namespace;
   } else {
     delete metadata.namespace;
   }
   let name = metadata.name as string | undefined;
-  if ((name === undefined || name === '') && target.name === undefined && typeof metadata.generateName === 'string' && metadata.generateName !== '') {
+  if (
+    (name === undefined || name === '') &&
+    target.name === undefined &&
+    typeof metadata.generateName === 'string' &&
+    metadata.generateName !== ''
+  ) {
     name = metadata.generateName + randomSuffix();
   }
   // A create without any name is left to validation (422 Required, as kube-apiserver answers).

@@ -59,7 +59,12 @@ function isJsonType(contentType: string | undefined): boolean {
  * Read and parse a JSON body. `optional`: an empty body gives undefined
  * (DELETE), else it is a 400.
  */
-export async function readJsonBody(req: RequestLike, limit: number, optional = false, maxDepth = DEFAULT_OBJECT_LIMITS.maxDepth): Promise<unknown> {
+export async function readJsonBody(
+  req: RequestLike,
+  limit: number,
+  optional = false,
+  maxDepth = DEFAULT_OBJECT_LIMITS.maxDepth,
+): Promise<unknown> {
   const contentType = req.headers['content-type'];
   const body = await readBody(req, limit);
   if (body.length === 0) {
@@ -67,9 +72,14 @@ export async function readJsonBody(req: RequestLike, limit: number, optional = f
     throw new BadRequestError('the request body is empty: expected a JSON object');
   }
   if (!isJsonType(contentType)) {
-    throw new WatchCacheError(415, 'UnsupportedMediaType', `the body of the request was in an unsupported format "${contentType}": use application/json`);
+    throw new WatchCacheError(
+      415,
+      'UnsupportedMediaType',
+      `the body of the request was in an unsupported format "${contentType}": use application/json`,
+    );
   }
-  if (jsonDeeperThan(body, maxDepth)) throw new BadRequestError(`the request body is nested deeper than ${maxDepth} levels`);
+  if (jsonDeeperThan(body, maxDepth))
+    throw new BadRequestError(`the request body is nested deeper than ${maxDepth} levels`);
   try {
     return JSON.parse(body.toString('utf8')) as unknown;
   } catch (err) {

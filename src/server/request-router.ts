@@ -78,12 +78,19 @@ export class RequestRouter {
     }
   }
 
-  private async resource(req: RequestLike, res: ResponseLike, route: ResourceRoute, params: URLSearchParams, method: string): Promise<void> {
+  private async resource(
+    req: RequestLike,
+    res: ResponseLike,
+    route: ResourceRoute,
+    params: URLSearchParams,
+    method: string,
+  ): Promise<void> {
     const served = this.o.resources.get(route.resource);
     if (served === undefined) return sendError(res, resourceNotFound());
     const { namespaced } = served.spec;
     // Namespaced objects live under /namespaces/{ns}/; cluster-scoped ones never do.
-    if (namespaced && route.name !== undefined && route.namespace === undefined) return sendError(res, resourceNotFound());
+    if (namespaced && route.name !== undefined && route.namespace === undefined)
+      return sendError(res, resourceNotFound());
     if (!namespaced && route.namespace !== undefined) return sendError(res, resourceNotFound());
     const r: ResourceRequest = {
       req,
@@ -96,7 +103,8 @@ export class RequestRouter {
     if (method === 'GET' || method === 'HEAD') {
       const q = parseReadQuery(params, route.watchPrefix);
       if (q.watch) this.o.deadlines?.exempt(res); // watches are long-running: no request timeout
-      if (q.watch) return method === 'GET' ? handleWatch(r, q, this.o) : sendError(res, methodNotAllowed(), { allow: 'GET' });
+      if (q.watch)
+        return method === 'GET' ? handleWatch(r, q, this.o) : sendError(res, methodNotAllowed(), { allow: 'GET' });
       if (!acceptsJson(req.headers.accept)) return sendError(res, notAcceptable(req.headers.accept ?? ''));
       return route.name === undefined ? handleList(r, q) : handleGet(r, q);
     }
@@ -104,8 +112,11 @@ export class RequestRouter {
     const writable = served.store !== undefined;
     if (route.name === undefined) {
       // Creates need a namespace for namespaced resources (POST /api/v1/pods is not a thing).
-      if (method === 'POST' && writable && (!namespaced || route.namespace !== undefined)) return handleCreate(r, this.o.bodyLimit);
-      return sendError(res, methodNotAllowed(), { allow: writable && (!namespaced || route.namespace !== undefined) ? 'GET, POST' : 'GET' });
+      if (method === 'POST' && writable && (!namespaced || route.namespace !== undefined))
+        return handleCreate(r, this.o.bodyLimit);
+      return sendError(res, methodNotAllowed(), {
+        allow: writable && (!namespaced || route.namespace !== undefined) ? 'GET, POST' : 'GET',
+      });
     }
     if (writable && method === 'PUT') return handleUpdate(r, this.o.bodyLimit);
     if (writable && method === 'PATCH') return handlePatch(r, this.o.bodyLimit);
@@ -124,7 +135,9 @@ function splitUrl(target: string): { pathname: string; searchParams: URLSearchPa
     return { pathname: u.pathname, searchParams: u.searchParams };
   }
   const q = target.indexOf('?');
-  return q < 0 ? { pathname: target, searchParams: new URLSearchParams() } : { pathname: target.slice(0, q), searchParams: new URLSearchParams(target.slice(q + 1)) };
+  return q < 0
+    ? { pathname: target, searchParams: new URLSearchParams() }
+    : { pathname: target.slice(0, q), searchParams: new URLSearchParams(target.slice(q + 1)) };
 }
 
 /** The host:port the client connected to (for APIVersions.serverAddressByClientCIDRs). */

@@ -27,8 +27,18 @@ const WELL_KNOWN: Readonly<Record<string, Entry>> = {
   endpoints: { singularName: 'endpoints', kind: 'Endpoints', namespaced: true, shortNames: ['ep'] },
   events: { singularName: 'event', kind: 'Event', namespaced: true, shortNames: ['ev'] },
   serviceaccounts: { singularName: 'serviceaccount', kind: 'ServiceAccount', namespaced: true, shortNames: ['sa'] },
-  persistentvolumeclaims: { singularName: 'persistentvolumeclaim', kind: 'PersistentVolumeClaim', namespaced: true, shortNames: ['pvc'] },
-  persistentvolumes: { singularName: 'persistentvolume', kind: 'PersistentVolume', namespaced: false, shortNames: ['pv'] },
+  persistentvolumeclaims: {
+    singularName: 'persistentvolumeclaim',
+    kind: 'PersistentVolumeClaim',
+    namespaced: true,
+    shortNames: ['pvc'],
+  },
+  persistentvolumes: {
+    singularName: 'persistentvolume',
+    kind: 'PersistentVolume',
+    namespaced: false,
+    shortNames: ['pv'],
+  },
   nodes: { singularName: 'node', kind: 'Node', namespaced: false, shortNames: ['no'] },
   namespaces: { singularName: 'namespace', kind: 'Namespace', namespaced: false, shortNames: ['ns'] },
 };
@@ -58,7 +68,12 @@ export function resolveResource(name: string): ResourceSpec {
     throw new Error(`invalid resource name "${name}": use lowercase letters, digits and '-' (e.g. pods)`);
   }
   const known = WELL_KNOWN[name];
-  const entry: Entry = known ?? { singularName: singularize(name), kind: deriveKind(name), namespaced: true, shortNames: [] };
+  const entry: Entry = known ?? {
+    singularName: singularize(name),
+    kind: deriveKind(name),
+    namespaced: true,
+    shortNames: [],
+  };
   return Object.freeze({
     name,
     singularName: entry.singularName,

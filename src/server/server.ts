@@ -87,15 +87,20 @@ export interface WatchServer {
   readonly resources: ReadonlyMap<string, ServedResource>;
 }
 
-function servedResources(caches: readonly WatchCache[], stores: Readonly<Record<string, WritableStore>>): Map<string, ServedResource> {
+function servedResources(
+  caches: readonly WatchCache[],
+  stores: Readonly<Record<string, WritableStore>>,
+): Map<string, ServedResource> {
   const map = new Map<string, ServedResource>();
   for (const cache of caches) {
     const spec = specForResource(cache.resource);
-    if (spec.group !== '' || spec.version !== 'v1') throw new RangeError(`only core/v1 resources can be served, got ${spec.group}/${spec.version} ${spec.name}`);
+    if (spec.group !== '' || spec.version !== 'v1')
+      throw new RangeError(`only core/v1 resources can be served, got ${spec.group}/${spec.version} ${spec.name}`);
     if (map.has(spec.name)) throw new RangeError(`resource "${spec.name}" is served twice`);
     map.set(spec.name, { spec, cache, store: stores[spec.name] });
   }
-  for (const name of Object.keys(stores)) if (!map.has(name)) throw new RangeError(`a store is given for "${name}" but no cache serves it`);
+  for (const name of Object.keys(stores))
+    if (!map.has(name)) throw new RangeError(`a store is given for "${name}" but no cache serves it`);
   if (map.size === 0) throw new RangeError('createWatchServer needs at least one cache');
   return map;
 }
@@ -135,7 +140,8 @@ export function createWatchServer(options: WatchServerOptions): WatchServer {
     auth: options.token === undefined ? undefined : new BearerAuth(options.token),
     bodyLimit: options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT,
     registry,
-    defaultTimeoutSeconds: options.defaultWatchTimeoutSeconds ?? (() => jitteredWatchTimeoutSeconds(timeouts.minRequestTimeoutSeconds)),
+    defaultTimeoutSeconds:
+      options.defaultWatchTimeoutSeconds ?? (() => jitteredWatchTimeoutSeconds(timeouts.minRequestTimeoutSeconds)),
     maxTimeoutSeconds: timeouts.maxWatchTimeoutSeconds,
     onStreamFailure: (err) => logger.error({ err }, 'a watch stream failed and was ended with an ERROR event'),
     shuttingDown: () => shuttingDown,
@@ -154,12 +160,18 @@ export function createWatchServer(options: WatchServerOptions): WatchServer {
   };
   const handler = onRequest as unknown as (req: http.IncomingMessage, res: http.ServerResponse) => void;
   const h2Handler = onRequest as unknown as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void;
-  const h2Options = { settings: { maxConcurrentStreams: options.maxConcurrentStreams ?? 1000 }, maxSessionMemory: options.maxSessionMemoryMb ?? 64 };
+  const h2Options = {
+    settings: { maxConcurrentStreams: options.maxConcurrentStreams ?? 1000 },
+    maxSessionMemory: options.maxSessionMemoryMb ?? 64,
+  };
 
   let listener: net.Server;
   let closeIdle = (): void => {};
   if (options.tls !== undefined) {
-    const secure = http2.createSecureServer({ ...h2Options, cert: options.tls.cert, key: options.tls.key, allowHTTP1: true }, h2Handler);
+    const secure = http2.createSecureServer(
+      { ...h2Options, cert: options.tls.cert, key: options.tls.key, allowHTTP1: true },
+      h2Handler,
+    );
     secure.on('session', onSession);
     // HTTP/1.1 over TLS (ALPN) runs node:http's connection handling on this server: the same idle,
     // header and request timeouts apply through these properties.

@@ -24,7 +24,12 @@ export function sendJSON(res: ResponseLike, code: number, body: unknown, headers
 }
 
 /** Send plain text (health endpoints). */
-export function sendText(res: ResponseLike, code: number, text: string, contentType = 'text/plain; charset=utf-8'): void {
+export function sendText(
+  res: ResponseLike,
+  code: number,
+  text: string,
+  contentType = 'text/plain; charset=utf-8',
+): void {
   const payload = Buffer.from(text);
   res.writeHead(code, { 'content-type': contentType, 'content-length': payload.length });
   res.end(payload);
@@ -81,7 +86,11 @@ export function unauthorized(): WatchCacheError {
 
 /** 406 when no acceptable media type can be produced. */
 export function notAcceptable(accept: string): WatchCacheError {
-  return statusError(406, 'NotAcceptable', `only the following media types are accepted: application/json, application/vnd.msgpack (watch only); got "${accept}"`);
+  return statusError(
+    406,
+    'NotAcceptable',
+    `only the following media types are accepted: application/json, application/vnd.msgpack (watch only); got "${accept}"`,
+  );
 }
 
 /**
@@ -97,7 +106,10 @@ export function objectError(err: unknown, resource: string, name: string): Watch
     return statusError(409, 'AlreadyExists', `${resource} "${name}" already exists`, { name, kind: resource });
   }
   if (e instanceof PreconditionFailedError) {
-    return statusError(409, 'Conflict', `Operation cannot be fulfilled on ${resource} "${name}": ${e.detail}`, { name, kind: resource });
+    return statusError(409, 'Conflict', `Operation cannot be fulfilled on ${resource} "${name}": ${e.detail}`, {
+      name,
+      kind: resource,
+    });
   }
   if (e.code === 409 && e.reason === 'Conflict') {
     const message = `Operation cannot be fulfilled on ${resource} "${name}": the object has been modified; please apply your changes to the latest version and try again`;

@@ -56,24 +56,33 @@ export async function handleWatch(r: ResourceRequest, q: ReadQuery, deps: WatchD
   } catch (err) {
     return sendError(r.res, err);
   }
-  if (!cache.ready) return sendError(r.res, new TooManyRequestsError(`the watch cache of ${r.served.spec.name} is (re)initializing, try again`, 1));
+  if (!cache.ready)
+    return sendError(
+      r.res,
+      new TooManyRequestsError(`the watch cache of ${r.served.spec.name} is (re)initializing, try again`, 1),
+    );
   if (!deps.registry.reserve()) {
-    return sendError(r.res, new TooManyRequestsError(`too many watches: this server allows ${deps.registry.maxWatches} at once`, 1));
+    return sendError(
+      r.res,
+      new TooManyRequestsError(`too many watches: this server allows ${deps.registry.maxWatches} at once`, 1),
+    );
   }
   let watcher: Watcher;
   try {
     // The stream writer reads the engine's channel state (this server is part of the engine package).
-    watcher = asWatcher(cache.watch({
-      resourceVersion: q.resourceVersion,
-      resourceVersionMatch: q.resourceVersionMatch,
-      sendInitialEvents: q.sendInitialEvents,
-      allowWatchBookmarks: q.allowWatchBookmarks,
-      namespace: r.namespace,
-      name: r.name,
-      labelSelector: q.labelSelector,
-      fieldSelector: q.fieldSelector,
-      timeoutSeconds: Math.min(q.timeoutSeconds ?? deps.defaultTimeoutSeconds(), deps.maxTimeoutSeconds),
-    }));
+    watcher = asWatcher(
+      cache.watch({
+        resourceVersion: q.resourceVersion,
+        resourceVersionMatch: q.resourceVersionMatch,
+        sendInitialEvents: q.sendInitialEvents,
+        allowWatchBookmarks: q.allowWatchBookmarks,
+        namespace: r.namespace,
+        name: r.name,
+        labelSelector: q.labelSelector,
+        fieldSelector: q.fieldSelector,
+        timeoutSeconds: Math.min(q.timeoutSeconds ?? deps.defaultTimeoutSeconds(), deps.maxTimeoutSeconds),
+      }),
+    );
   } catch (err) {
     deps.registry.cancel();
     return sendError(r.res, err);

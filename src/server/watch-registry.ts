@@ -13,7 +13,8 @@ export class WatchRegistry {
   private reserved = 0;
 
   constructor(maxWatches: number = DEFAULT_MAX_WATCHES) {
-    if (!Number.isInteger(maxWatches) || maxWatches < 1) throw new RangeError(`maxWatches must be an integer >= 1, got ${maxWatches}`);
+    if (!Number.isInteger(maxWatches) || maxWatches < 1)
+      throw new RangeError(`maxWatches must be an integer >= 1, got ${maxWatches}`);
     this.maxWatches = maxWatches;
   }
 

@@ -67,7 +67,13 @@ export class WatchStream {
   /** Called once with the cause when this stream fails (see the file comment). */
   onFailure: ((err: unknown) => void) | undefined;
 
-  constructor(res: ResponseLike, watcher: Watcher, encoding: WatchEncoding, counter: EncodingCounter, lineEncoder?: (ev: WatchEvent) => Buffer) {
+  constructor(
+    res: ResponseLike,
+    watcher: Watcher,
+    encoding: WatchEncoding,
+    counter: EncodingCounter,
+    lineEncoder?: (ev: WatchEvent) => Buffer,
+  ) {
     this.res = res;
     this.lineEncoder = lineEncoder;
     this.watcher = watcher;
@@ -194,7 +200,10 @@ export class WatchStream {
     this.onFailure?.(err);
     if (this.closed || this.res.writableEnded) return;
     const status = toWatchCacheError(err).status;
-    const event = { type: 'ERROR', object: { ...status, code: 500, reason: 'InternalError', message: `the watch failed: ${status.message}` } };
+    const event = {
+      type: 'ERROR',
+      object: { ...status, code: 500, reason: 'InternalError', message: `the watch failed: ${status.message}` },
+    };
     try {
       if (this.encoding === 'json') this.res.write(JSON.stringify(event) + '\n');
       else {

@@ -37,7 +37,8 @@ export async function handleCreate(r: ResourceRequest, bodyLimit: number): Promi
   const body = await readJsonBody(r.req, bodyLimit);
   const object = prepareObject(body, { spec: r.served.spec, namespace: r.namespace ?? '', name: undefined });
   const rv = object.metadata.resourceVersion;
-  if (rv !== undefined && rv !== '') throw new BadRequestError('metadata.resourceVersion must not be set on objects to be created');
+  if (rv !== undefined && rv !== '')
+    throw new BadRequestError('metadata.resourceVersion must not be set on objects to be created');
   const invalid = validateCreate(object, r.served.spec);
   if (invalid !== undefined) throw invalid;
   try {
@@ -58,7 +59,12 @@ export async function handleUpdate(r: ResourceRequest, bodyLimit: number): Promi
   });
   const uid = object.metadata.uid;
   if (uid !== undefined && uid !== '' && uid !== old.metadata.uid) {
-    throw statusError(409, 'Conflict', `Operation cannot be fulfilled on ${r.served.spec.name} "${r.name}": Precondition failed: UID in precondition: ${uid}, UID in object meta: ${old.metadata.uid ?? ''}`, { name: r.name!, kind: r.served.spec.name });
+    throw statusError(
+      409,
+      'Conflict',
+      `Operation cannot be fulfilled on ${r.served.spec.name} "${r.name}": Precondition failed: UID in precondition: ${uid}, UID in object meta: ${old.metadata.uid ?? ''}`,
+      { name: r.name!, kind: r.served.spec.name },
+    );
   }
   const invalid = validateUpdate(object, old, r.served.spec);
   if (invalid !== undefined) throw invalid;

@@ -39,7 +39,11 @@ export class Checker {
     return value as unknown[];
   }
 
-  number(path: string, value: unknown, opts: { min?: number; max?: number; integer?: boolean; exclusiveMin?: boolean } = {}): number | undefined {
+  number(
+    path: string,
+    value: unknown,
+    opts: { min?: number; max?: number; integer?: boolean; exclusiveMin?: boolean } = {},
+  ): number | undefined {
     if (typeof value !== 'number' || !Number.isFinite(value)) {
       this.fail(path, `must be a finite number, got ${describe(value)}`);
       return undefined;
@@ -59,7 +63,11 @@ export class Checker {
     return value;
   }
 
-  optionalNumber(path: string, value: unknown, opts: { min?: number; max?: number; integer?: boolean; exclusiveMin?: boolean } = {}): number | undefined {
+  optionalNumber(
+    path: string,
+    value: unknown,
+    opts: { min?: number; max?: number; integer?: boolean; exclusiveMin?: boolean } = {},
+  ): number | undefined {
     return value === undefined ? undefined : this.number(path, value, opts);
   }
 

@@ -178,7 +178,8 @@ export class Consumer {
     ep.ended = true;
     ep.record.endMs = this.env.clock.now();
     ep.record.writeRate = round(this.env.writeRate());
-    if (ep.record.unsynced && this.watcher !== undefined && !this.watcher.unsynced && this.watcher.accepting) ep.record.resyncMs = 0;
+    if (ep.record.unsynced && this.watcher !== undefined && !this.watcher.unsynced && this.watcher.accepting)
+      ep.record.resyncMs = 0;
   }
 
   /** The pass observer: this client's watch went unsynced. */
@@ -190,7 +191,13 @@ export class Consumer {
   /** The pass observer: this client's watch resynced. */
   onResync(): void {
     const ep = this.episode;
-    if (ep !== undefined && ep.ended && ep.record.unsynced && ep.record.resyncMs === null && ep.record.outcome === 'unfinished') {
+    if (
+      ep !== undefined &&
+      ep.ended &&
+      ep.record.unsynced &&
+      ep.record.resyncMs === null &&
+      ep.record.outcome === 'unfinished'
+    ) {
       ep.record.resyncMs = round(this.env.clock.now() - ep.record.endMs);
     }
   }
@@ -198,7 +205,8 @@ export class Consumer {
   /** The run ends: record what is still open. */
   finish(): void {
     this.finishEpisode();
-    if (this.delivered > 0) (this.healthy ? this.env.recorder.worst.healthy : this.env.recorder.worst.slow).push(this.worstMs);
+    if (this.delivered > 0)
+      (this.healthy ? this.env.recorder.worst.healthy : this.env.recorder.worst.slow).push(this.worstMs);
   }
 
   // ---- reading ----

@@ -39,7 +39,12 @@ export function sample(spec: DistSpec, r: Prng): number {
 }
 
 /** Validate a distribution; `min` bounds every value it can produce. */
-export function checkDist(c: Checker, path: string, value: unknown, opts: { min: number; allowUnlimited: boolean }): DistSpec | undefined {
+export function checkDist(
+  c: Checker,
+  path: string,
+  value: unknown,
+  opts: { min: number; allowUnlimited: boolean },
+): DistSpec | undefined {
   const checkValue = (p: string, v: unknown): DistValue | undefined => {
     if (v === 'unlimited') {
       if (!opts.allowUnlimited) c.fail(p, '"unlimited" is not allowed here');
@@ -64,7 +69,9 @@ export function checkDist(c: Checker, path: string, value: unknown, opts: { min:
       c.fail(p, `must be [min, max], got ${arr.length} item(s)`);
       return undefined;
     }
-    const lo = c.number(join(p, 0), arr[0], { min: kind === 'logUniform' ? Math.max(opts.min, Number.MIN_VALUE) : opts.min });
+    const lo = c.number(join(p, 0), arr[0], {
+      min: kind === 'logUniform' ? Math.max(opts.min, Number.MIN_VALUE) : opts.min,
+    });
     const hi = c.number(join(p, 1), arr[1], { min: opts.min });
     if (lo === undefined || hi === undefined) return undefined;
     if (hi < lo) {

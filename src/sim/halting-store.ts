@@ -49,7 +49,12 @@ export class HaltingStore implements Store {
     return this.inner.currentResourceVersion();
   }
 
-  watch(afterRV: number, onEvent: (event: StoreEvent) => void, onError: (error: Error) => void, onProgress?: (rv: number) => void): StoreWatch {
+  watch(
+    afterRV: number,
+    onEvent: (event: StoreEvent) => void,
+    onError: (error: Error) => void,
+    onProgress?: (rv: number) => void,
+  ): StoreWatch {
     const sink = new Sink(this, onEvent);
     this.sinks.add(sink);
     const w = this.inner.watch(afterRV, (ev) => sink.offer(ev), onError, onProgress);

@@ -162,7 +162,8 @@ export class PassObserver {
     this.passes++;
     const eligible = this.beforePass(members, oldest);
     const c = this.env.cost;
-    this.pendingFixedUs += members.length * c.passUsPerWatcher + Math.min(eligible.length, this.env.maxWatchers) * c.passUsPerCandidate;
+    this.pendingFixedUs +=
+      members.length * c.passUsPerWatcher + Math.min(eligible.length, this.env.maxWatchers) * c.passUsPerCandidate;
     this.eligible = eligible;
   }
 

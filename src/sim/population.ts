@@ -11,7 +11,12 @@ import type { PopulationSpec, Scenario } from './scenario.js';
 import { labelValue, namespaceName, nodeName, TRIGGER_FIELD, type Workload } from './workload.js';
 
 /** What watcher `i` of a population selects. */
-function selectionFor(p: PopulationSpec, i: number, scenario: Scenario, workload: Workload): Pick<WatchOptions, 'namespace' | 'labelSelector' | 'fieldSelector'> {
+function selectionFor(
+  p: PopulationSpec,
+  i: number,
+  scenario: Scenario,
+  workload: Workload,
+): Pick<WatchOptions, 'namespace' | 'labelSelector' | 'fieldSelector'> {
   const w = scenario.writes;
   switch (p.selector.kind) {
     case 'all':
@@ -39,7 +44,9 @@ export function buildPopulations(scenario: Scenario, env: ConsumerEnv, workload:
   for (const p of scenario.watchers) {
     const members: Consumer[] = [];
     // Which members take part in each episode: a seeded choice of round(fraction * count).
-    const inEpisode = p.stalls.map((ep) => new Set(r.shuffled([...Array(p.count).keys()]).slice(0, Math.round(ep.fraction * p.count))));
+    const inEpisode = p.stalls.map(
+      (ep) => new Set(r.shuffled([...Array(p.count).keys()]).slice(0, Math.round(ep.fraction * p.count))),
+    );
     for (let i = 0; i < p.count; i++) {
       const readRate = sample(p.readRate, r);
       const episodic = inEpisode.some((s) => s.has(i));

@@ -35,7 +35,9 @@ export class ProgressBar {
     this.fractions.delete(task);
     this.done++;
     if (this.enabled && this.stream.isTTY !== true) {
-      this.stream.write(`[${this.done}/${this.total}] ${task} done${note === '' ? '' : ` (${note})`} after ${this.elapsed()}\n`);
+      this.stream.write(
+        `[${this.done}/${this.total}] ${task} done${note === '' ? '' : ` (${note})`} after ${this.elapsed()}\n`,
+      );
     }
     this.draw(true);
   }

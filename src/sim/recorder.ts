@@ -36,14 +36,16 @@ export class Recorder {
 
   histogramsFor(population: string): ClassHistograms {
     let h = this.byPopulation.get(population);
-    if (h === undefined) this.byPopulation.set(population, (h = { healthy: new LatencyHistogram(), slow: new LatencyHistogram() }));
+    if (h === undefined)
+      this.byPopulation.set(population, (h = { healthy: new LatencyHistogram(), slow: new LatencyHistogram() }));
     return h;
   }
 
   terminated(at: number, watcher: number, population: string, reason: TerminationReason): void {
     this.terminationCount++;
     this.byReason[reason] = (this.byReason[reason] ?? 0) + 1;
-    if (this.terminations.length < MAX_TERMINATION_RECORDS) this.terminations.push({ atMs: round(at - this.origin), watcher, population, reason });
+    if (this.terminations.length < MAX_TERMINATION_RECORDS)
+      this.terminations.push({ atMs: round(at - this.origin), watcher, population, reason });
   }
 
   sequence(key: string): string[] {

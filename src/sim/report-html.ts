@@ -30,9 +30,13 @@ svg .label{font-size:11px;fill:#333}svg .legend{font-size:10px;fill:#333}svg .ax
 
 export function renderHtml(report: SimReport): string {
   const parts: string[] = [];
-  parts.push(`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>watchcache simulate</title><style>${CSS}</style></head><body>`);
+  parts.push(
+    `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>watchcache simulate</title><style>${CSS}</style></head><body>`,
+  );
   parts.push(`<h1>watchcache simulate: KEP-6268 measurements</h1>`);
-  parts.push(`<p class="small">Command: <code>${escapeXml(report.command)}</code>${report.sweep === null ? '' : ` · sweep ${escapeXml(report.sweep.param)} = ${escapeXml(report.sweep.values.join(', '))}`}. The real engine (MemoryStore + WatchCache) runs under virtual time; latencies are virtual receipt time minus write time. Only sync passes have a modelled cost (alpha charges it to the main thread, beta to its worker); the live path's own cost is not modelled, so a healthy watcher's latency shows only the waits that passes and off mode's blocking put in front of it. Main-thread share: modelled pass time / virtual time, and measured catch-up ms / wall time of the run.</p>`);
+  parts.push(
+    `<p class="small">Command: <code>${escapeXml(report.command)}</code>${report.sweep === null ? '' : ` · sweep ${escapeXml(report.sweep.param)} = ${escapeXml(report.sweep.values.join(', '))}`}. The real engine (MemoryStore + WatchCache) runs under virtual time; latencies are virtual receipt time minus write time. Only sync passes have a modelled cost (alpha charges it to the main thread, beta to its worker); the live path's own cost is not modelled, so a healthy watcher's latency shows only the waits that passes and off mode's blocking put in front of it. Main-thread share: modelled pass time / virtual time, and measured catch-up ms / wall time of the run.</p>`,
+  );
   parts.push(verdictTable(report));
   const across = writeRateAcrossScenarios(report);
   if (across !== '') parts.push(`<div class="charts">${across}</div>`);
@@ -53,7 +57,8 @@ function verdictTable(report: SimReport): string {
 /** Mode (or variant label) -> the color its series uses in every chart of the page. */
 function labelColors(report: SimReport): Map<string, string> {
   const m = new Map<string, string>();
-  for (const run of report.runs) run.results.forEach((r, i) => m.has(r.variant.label) || m.set(r.variant.label, color(i)));
+  for (const run of report.runs)
+    run.results.forEach((r, i) => m.has(r.variant.label) || m.set(r.variant.label, color(i)));
   return m;
 }
 
@@ -90,7 +95,13 @@ function writeRateAcrossScenarios(report: SimReport): string {
       }
     }
     if (rates.size < 2) continue;
-    const series: Series[] = [...byLabel].map(([label, pts]) => ({ name: label, color: colors.get(label) ?? color(0), points: pts.sort((a, b) => a[0] - b[0]), kind: 'scatter', marker: label.startsWith('off') ? 'square' : 'circle' }));
+    const series: Series[] = [...byLabel].map(([label, pts]) => ({
+      name: label,
+      color: colors.get(label) ?? color(0),
+      points: pts.sort((a, b) => a[0] - b[0]),
+      kind: 'scatter',
+      marker: label.startsWith('off') ? 'square' : 'circle',
+    }));
     charts.push(
       lineChart({
         title: `${field === 'resyncMs' ? 'Resync' : 'Recovery'} time vs write rate, every scenario of this run`,
@@ -112,20 +123,26 @@ function renderScenario(run: ScenarioRun): string {
   const out: string[] = [];
   out.push(`<h2>${escapeXml(run.name)}</h2>`);
   if (run.description !== '') out.push(`<p class="desc">${escapeXml(run.description)}</p>`);
-  out.push(`<p class="small">${run.durationS} s of writes (${escapeXml(run.writeRates)}) + ${run.drainS} s drain, seed ${run.seed}. Watchers: ${escapeXml(run.watchers.map((w) => `${w.count} ${w.name} (${w.selector}, read ${w.readRate}/s${w.episodes > 0 ? `, ${w.episodes} episode${w.episodes > 1 ? 's' : ''}` : ''})`).join('; '))}.</p>`);
+  out.push(
+    `<p class="small">${run.durationS} s of writes (${escapeXml(run.writeRates)}) + ${run.drainS} s drain, seed ${run.seed}. Watchers: ${escapeXml(run.watchers.map((w) => `${w.count} ${w.name} (${w.selector}, read ${w.readRate}/s${w.episodes > 0 ? `, ${w.episodes} episode${w.episodes > 1 ? 's' : ''}` : ''})`).join('; '))}.</p>`,
+  );
   out.push(table(run.results));
   const charts: string[] = [];
   charts.push(tailChart(run.results, 'healthy', 'Delivery latency tail: healthy watchers'));
   charts.push(tailChart(run.results, 'slow', 'Delivery latency tail: slow / stalled watchers'));
   charts.push(episodeChart(run.results, 'resyncMs', 'readRate', 'Resync time vs read rate (stall end → synced)'));
-  charts.push(episodeChart(run.results, 'recoveryMs', 'readRate', 'Recovery time vs read rate (stall end → backlog drained)'));
+  charts.push(
+    episodeChart(run.results, 'recoveryMs', 'readRate', 'Recovery time vs read rate (stall end → backlog drained)'),
+  );
   // Against the write rate only when this scenario's episodes saw more than one (else: the report-level chart).
   if (distinctWriteRates(run.results) >= 2) {
     charts.push(episodeChart(run.results, 'resyncMs', 'writeRate', 'Resync time vs write rate'));
     charts.push(episodeChart(run.results, 'recoveryMs', 'writeRate', 'Recovery time vs write rate'));
   }
   charts.push(passesChart(run.results, 'firstService', 'Passes with room until first served'));
-  charts.push(passesChart(run.results, 'firstServiceNextToLaggards', 'Passes until first served: stalled next to laggards'));
+  charts.push(
+    passesChart(run.results, 'firstServiceNextToLaggards', 'Passes until first served: stalled next to laggards'),
+  );
   charts.push(shareChart(run.results));
   charts.push(timelineChart(run.results));
   out.push(`<div class="charts">${charts.join('')}</div>`);
@@ -133,7 +150,24 @@ function renderScenario(run: ScenarioRun): string {
 }
 
 function table(results: SimResult[]): string {
-  const head = ['variant', 'healthy p50/p99/p999/max ms', 'slow p99 ms', 'JSON enc / event', 'deliveries / enc', 'resync p50/p99 s', 'recovery p50/p99 s', 'episodes', 'passes to 1st service (max all / next to laggards)', 'max gap', 'main-thread catch-up % (modelled / real)', 'force-closes', '410s', 're-lists', 'events/s in', 'pushes/s out'];
+  const head = [
+    'variant',
+    'healthy p50/p99/p999/max ms',
+    'slow p99 ms',
+    'JSON enc / event',
+    'deliveries / enc',
+    'resync p50/p99 s',
+    'recovery p50/p99 s',
+    'episodes',
+    'passes to 1st service (max all / next to laggards)',
+    'max gap',
+    'main-thread catch-up % (modelled / real)',
+    'force-closes',
+    '410s',
+    're-lists',
+    'events/s in',
+    'pushes/s out',
+  ];
   const rows = results.map((r) => {
     const h = headline(r);
     const l = r.latency.healthy;
@@ -193,10 +227,21 @@ function tailChart(results: SimResult[], cls: 'healthy' | 'slow', title: string)
     series.push({ name: r.variant.label, color: color(i), points: pts, kind: 'step' });
   });
   const note = `y: share of deliveries slower than x${zeros ? `; latencies of 0 virtual ms are drawn at ${TAIL_FLOOR_MS} ms` : ''}`;
-  return lineChart({ title, note, x: { label: 'delivery latency (ms, log)', log: true }, y: { label: 'share slower than x (log)', log: true, min: Math.min(0.1, minShare), max: 1 }, series });
+  return lineChart({
+    title,
+    note,
+    x: { label: 'delivery latency (ms, log)', log: true },
+    y: { label: 'share slower than x (log)', log: true, min: Math.min(0.1, minShare), max: 1 },
+    series,
+  });
 }
 
-function episodeChart(results: SimResult[], field: 'resyncMs' | 'recoveryMs', against: 'readRate' | 'writeRate', title: string): string {
+function episodeChart(
+  results: SimResult[],
+  field: 'resyncMs' | 'recoveryMs',
+  against: 'readRate' | 'writeRate',
+  title: string,
+): string {
   const series: Series[] = [];
   results.forEach((r, i) => {
     const pts: [number, number][] = [];
@@ -206,10 +251,30 @@ function episodeChart(results: SimResult[], field: 'resyncMs' | 'recoveryMs', ag
       const x = against === 'readRate' ? (e.readRate ?? UNLIMITED_X) : e.writeRate;
       pts.push([x, Math.max(y, 1) / 1000]);
     }
-    if (pts.length > 0) series.push({ name: r.variant.label, color: color(i), points: pts, kind: 'scatter', marker: r.variant.mode === 'off' ? 'square' : 'circle' });
+    if (pts.length > 0)
+      series.push({
+        name: r.variant.label,
+        color: color(i),
+        points: pts,
+        kind: 'scatter',
+        marker: r.variant.mode === 'off' ? 'square' : 'circle',
+      });
   });
-  const x = against === 'readRate' ? { label: 'reader pace (events/s, log; ∞ = unlimited)', log: true, format: (v: number) => (v >= UNLIMITED_X ? '∞' : fmt(v)) } : { label: 'write rate at stall end (events/s)' };
-  return lineChart({ title, x, y: { label: 'seconds (log)', log: true }, series, ...(series.length === 0 ? { note: 'no episode' } : {}) });
+  const x =
+    against === 'readRate'
+      ? {
+          label: 'reader pace (events/s, log; ∞ = unlimited)',
+          log: true,
+          format: (v: number) => (v >= UNLIMITED_X ? '∞' : fmt(v)),
+        }
+      : { label: 'write rate at stall end (events/s)' };
+  return lineChart({
+    title,
+    x,
+    y: { label: 'seconds (log)', log: true },
+    series,
+    ...(series.length === 0 ? { note: 'no episode' } : {}),
+  });
 }
 
 const PASS_BUCKETS: [string, number, number][] = [
@@ -224,16 +289,29 @@ const PASS_BUCKETS: [string, number, number][] = [
   ['>64', 65, Infinity],
 ];
 
-function passesChart(results: SimResult[], field: 'firstService' | 'firstServiceNextToLaggards', title: string): string {
+function passesChart(
+  results: SimResult[],
+  field: 'firstService' | 'firstServiceNextToLaggards',
+  title: string,
+): string {
   const groups = results
     .map((r, i) => {
       const pairs = r.fairness?.[field] ?? [];
       const total = pairs.reduce((s, [, c]) => s + c, 0);
-      const values = PASS_BUCKETS.map(([, lo, hi]) => (total === 0 ? 0 : pairs.filter(([p]) => p >= lo && p <= hi).reduce((s, [, c]) => s + c, 0) / total));
+      const values = PASS_BUCKETS.map(([, lo, hi]) =>
+        total === 0 ? 0 : pairs.filter(([p]) => p >= lo && p <= hi).reduce((s, [, c]) => s + c, 0) / total,
+      );
       return { name: `${r.variant.label} (n=${total})`, color: color(i), values, total };
     })
     .filter((g) => g.total > 0);
-  return barChart({ title, categories: PASS_BUCKETS.map((b) => b[0]), groups, xLabel: 'passes (with room in the channel)', y: { label: 'share of watchers', format: (v) => `${Math.round(v * 100)}%` }, ...(groups.length === 0 ? { note: 'no unsynced watcher' } : {}) });
+  return barChart({
+    title,
+    categories: PASS_BUCKETS.map((b) => b[0]),
+    groups,
+    xLabel: 'passes (with room in the channel)',
+    y: { label: 'share of watchers', format: (v) => `${Math.round(v * 100)}%` },
+    ...(groups.length === 0 ? { note: 'no unsynced watcher' } : {}),
+  });
 }
 
 function shareChart(results: SimResult[]): string {
@@ -251,6 +329,15 @@ function shareChart(results: SimResult[]): string {
 }
 
 function timelineChart(results: SimResult[]): string {
-  const series: Series[] = results.map((r, i) => ({ name: r.variant.label, color: color(i), points: r.timeline.tS.map((t, k) => [t, r.timeline.unsynced[k]!] as [number, number]) }));
-  return lineChart({ title: 'Unsynced watchers over time', x: { label: 'virtual time (s)' }, y: { label: 'unsynced watchers', min: 0 }, series });
+  const series: Series[] = results.map((r, i) => ({
+    name: r.variant.label,
+    color: color(i),
+    points: r.timeline.tS.map((t, k) => [t, r.timeline.unsynced[k]!] as [number, number]),
+  }));
+  return lineChart({
+    title: 'Unsynced watchers over time',
+    x: { label: 'virtual time (s)' },
+    y: { label: 'unsynced watchers', min: 0 },
+    series,
+  });
 }

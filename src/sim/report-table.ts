@@ -16,7 +16,13 @@ function renderVerdict(report: SimReport): string {
   const rows = [verdictHeaders(keys), ...vs.map((v) => verdictCells(v, keys))];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
   const lines = ['verdict: which variant wins each KEP measurement, per scenario (this run)'];
-  for (const r of rows) lines.push(r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd());
+  for (const r of rows)
+    lines.push(
+      r
+        .map((c, i) => c.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    );
   return lines.join('\n') + '\n';
 }
 
@@ -47,17 +53,25 @@ function pct(v: number): string {
 
 export function renderTable(report: SimReport): string {
   const lines: string[] = [];
-  const labelWidth = Math.max(COLUMNS[0]![1], ...report.runs.flatMap((r) => r.results.map((x) => x.variant.label.length + 1)));
+  const labelWidth = Math.max(
+    COLUMNS[0]![1],
+    ...report.runs.flatMap((r) => r.results.map((x) => x.variant.label.length + 1)),
+  );
   const widths = COLUMNS.map(([, w], i) => (i === 0 ? labelWidth : w));
   const verdict = renderVerdict(report);
   if (verdict !== '') lines.push(verdict.trimEnd());
   for (const run of report.runs) {
     lines.push('');
-    lines.push(`${run.name}  (${run.durationS} s + ${run.drainS} s drain; writes ${run.writeRates}; ${run.watchers.map((w) => `${w.count} ${w.name}`).join(', ')})`);
+    lines.push(
+      `${run.name}  (${run.durationS} s + ${run.drainS} s drain; writes ${run.writeRates}; ${run.watchers.map((w) => `${w.count} ${w.name}`).join(', ')})`,
+    );
     lines.push(COLUMNS.map(([h], i) => h.padEnd(widths[i]!)).join(' '));
     for (const r of run.results) {
       const h = headline(r);
-      const served = h.firstServedMax === null ? '-' : `${h.firstServedMax}/${h.firstServedNextToLaggardsMax ?? '-'}/${h.serviceGapMax ?? '-'}`;
+      const served =
+        h.firstServedMax === null
+          ? '-'
+          : `${h.firstServedMax}/${h.firstServedNextToLaggardsMax ?? '-'}/${h.serviceGapMax ?? '-'}`;
       const cells = [
         h.variant,
         `${fmt(h.healthyP99)}/${fmt(h.healthyMax)}`,
@@ -78,7 +92,11 @@ export function renderTable(report: SimReport): string {
     }
   }
   lines.push('');
-  lines.push('served≤ passes: worst passes-with-room until first served / same for watchers that stalled next to long-standing laggards / worst gap between services.');
-  lines.push('main %: catch-up share of the main thread (modelled virtual time / real wall time). resync: stall end -> synced; recover: stall end -> backlog drained.');
+  lines.push(
+    'served≤ passes: worst passes-with-room until first served / same for watchers that stalled next to long-standing laggards / worst gap between services.',
+  );
+  lines.push(
+    'main %: catch-up share of the main thread (modelled virtual time / real wall time). resync: stall end -> synced; recover: stall end -> backlog drained.',
+  );
   return lines.join('\n') + '\n';
 }

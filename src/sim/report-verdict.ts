@@ -52,7 +52,9 @@ const unfinished = (v: number): boolean => v > UNFINISHED / 2;
 
 function ratio(worse: number, better: number): string {
   if (unfinished(worse) || unfinished(better)) {
-    return unfinished(worse) && unfinished(better) ? `${fmt(UNFINISHED - better)} vs ${fmt(UNFINISHED - worse)} resynced` : 'only it resynced all';
+    return unfinished(worse) && unfinished(better)
+      ? `${fmt(UNFINISHED - better)} vs ${fmt(UNFINISHED - worse)} resynced`
+      : 'only it resynced all';
   }
   if (worse === better) return '1.00x';
   if (better === 0) return '∞';
@@ -65,13 +67,21 @@ export function judge(measurement: string, condition: string, figures: Figure[],
   const out: Verdict = { measurement, condition, figures: {}, winner: '', by: '', betaVsAlpha: '' };
   for (const f of figures) out.figures[f.key] = f.text;
   const better = (a: number, b: number): boolean => (lowerWins ? a < b : a > b);
-  const ranked = figures.filter((f) => f.eligible).sort((a, b) => (better(a.value, b.value) ? -1 : better(b.value, a.value) ? 1 : 0));
+  const ranked = figures
+    .filter((f) => f.eligible)
+    .sort((a, b) => (better(a.value, b.value) ? -1 : better(b.value, a.value) ? 1 : 0));
   const first = ranked[0];
   const second = ranked[1];
   if (first !== undefined) {
     const tied = second !== undefined && second.value === first.value;
-    out.winner = tied ? ranked.filter((f) => f.value === first.value).map((f) => f.key).join(' = ') : first.key;
-    if (second !== undefined && !tied) out.by = lowerWins ? ratio(second.value, first.value) : ratio(first.value, second.value);
+    out.winner = tied
+      ? ranked
+          .filter((f) => f.value === first.value)
+          .map((f) => f.key)
+          .join(' = ')
+      : first.key;
+    if (second !== undefined && !tied)
+      out.by = lowerWins ? ratio(second.value, first.value) : ratio(first.value, second.value);
   }
   const alpha = figures.find((f) => f.mode === 'alpha' && f.eligible);
   const beta = figures.find((f) => f.mode === 'beta' && f.eligible);
@@ -79,8 +89,13 @@ export function judge(measurement: string, condition: string, figures: Figure[],
     const ua = unfinished(alpha.value);
     const ub = unfinished(beta.value);
     if (alpha.value === beta.value) out.betaVsAlpha = 'tie';
-    else if (ua || ub) out.betaVsAlpha = ua && ub ? `beta ${fmt(UNFINISHED - beta.value)} vs alpha ${fmt(UNFINISHED - alpha.value)} resynced` : `only ${ua ? 'beta' : 'alpha'} resynced all`;
-    else if (better(beta.value, alpha.value)) out.betaVsAlpha = `beta ${lowerWins ? ratio(alpha.value, beta.value) : ratio(beta.value, alpha.value)} better`;
+    else if (ua || ub)
+      out.betaVsAlpha =
+        ua && ub
+          ? `beta ${fmt(UNFINISHED - beta.value)} vs alpha ${fmt(UNFINISHED - alpha.value)} resynced`
+          : `only ${ua ? 'beta' : 'alpha'} resynced all`;
+    else if (better(beta.value, alpha.value))
+      out.betaVsAlpha = `beta ${lowerWins ? ratio(alpha.value, beta.value) : ratio(beta.value, alpha.value)} better`;
     else out.betaVsAlpha = `beta ${lowerWins ? ratio(beta.value, alpha.value) : ratio(alpha.value, beta.value)} worse`;
   }
   return out;
@@ -100,12 +115,31 @@ export function simVerdicts(report: SimReport): Verdict[] {
       judge(
         p99Tie ? '1. healthy latency (p99 tie: max)' : '1. healthy p99 latency',
         at,
-        rows.map(({ h, key, mode }) => ({ key, mode, value: p99Tie ? h.healthyMax : h.healthyP99, text: `p99 ${ms(h.healthyP99)}, max ${ms(h.healthyMax)}`, eligible: true })),
+        rows.map(({ h, key, mode }) => ({
+          key,
+          mode,
+          value: p99Tie ? h.healthyMax : h.healthyP99,
+          text: `p99 ${ms(h.healthyP99)}, max ${ms(h.healthyMax)}`,
+          eligible: true,
+        })),
         true,
       ),
     );
     // Nothing beats one encoding per event: below 1 (events that reached nobody) counts as 1.
-    out.push(judge('2. JSON serializations per event', at, rows.map(({ h, key, mode }) => ({ key, mode, value: Math.max(1, h.encPerEvent), text: h.encPerEvent.toFixed(3), eligible: true })), true));
+    out.push(
+      judge(
+        '2. JSON serializations per event',
+        at,
+        rows.map(({ h, key, mode }) => ({
+          key,
+          mode,
+          value: Math.max(1, h.encPerEvent),
+          text: h.encPerEvent.toFixed(3),
+          eligible: true,
+        })),
+        true,
+      ),
+    );
     out.push(
       judge(
         '3. resync p99 (stall end -> synced)',
@@ -113,7 +147,16 @@ export function simVerdicts(report: SimReport): Verdict[] {
         rows.map(({ h, key, mode }) =>
           mode === 'off'
             ? { key, mode, value: 0, text: `none (${h.forceCloses} force-closes)`, eligible: false }
-            : { key, mode, value: h.resyncP99 ?? UNFINISHED, text: h.resyncP99 === null ? 'no resync' : `${fmt(h.resyncP99)} s${h.expired410 > 0 ? `, ${h.expired410} 410s` : ''}`, eligible: true },
+            : {
+                key,
+                mode,
+                value: h.resyncP99 ?? UNFINISHED,
+                text:
+                  h.resyncP99 === null
+                    ? 'no resync'
+                    : `${fmt(h.resyncP99)} s${h.expired410 > 0 ? `, ${h.expired410} 410s` : ''}`,
+                eligible: true,
+              },
         ),
         true,
       ),

@@ -36,7 +36,13 @@ export function scenarioRun(s: Scenario, results: SimResult[]): ScenarioRun {
     drainS: s.drainS,
     seed: s.seed,
     writeRates: s.writes.rate.map((r) => `${r.perSecond}/s from ${r.atS}s`).join(', '),
-    watchers: s.watchers.map((p) => ({ name: p.name, count: p.count, selector: p.selector.kind, readRate: describeDist(p.readRate), episodes: p.stalls.length })),
+    watchers: s.watchers.map((p) => ({
+      name: p.name,
+      count: p.count,
+      selector: p.selector.kind,
+      readRate: describeDist(p.readRate),
+      episodes: p.stalls.length,
+    })),
     results,
   };
 }
@@ -89,7 +95,8 @@ export function headline(r: SimResult): Headline {
     recoveryP99: ep.recovery.count === 0 ? null : ep.recovery.p99 / 1000,
     episodes: ep.records.length,
     firstServedMax: f === null || f.firstService.length === 0 ? null : f.maxFirstService,
-    firstServedNextToLaggardsMax: f === null || f.firstServiceNextToLaggards.length === 0 ? null : f.maxFirstServiceNextToLaggards,
+    firstServedNextToLaggardsMax:
+      f === null || f.firstServiceNextToLaggards.length === 0 ? null : f.maxFirstServiceNextToLaggards,
     serviceGapMax: f === null || f.serviceGap.length === 0 ? null : f.maxServiceGap,
     mainShareModelled: r.catchup.modelledShare,
     mainShareReal: r.real.catchupShare,

@@ -126,7 +126,11 @@ export interface SimResult {
   deliveries: { total: number; perSecond: number };
   /** apiserver_watch_cache_event_encodings_total{format="json"} per event written (consumers encode each event they send). */
   encodings: { json: number; perEvent: number; deliveriesPerEncoding: number };
-  latency: { healthy: LatencySummary; slow: LatencySummary; byPopulation: Record<string, { healthy: Percentiles; slow: Percentiles }> };
+  latency: {
+    healthy: LatencySummary;
+    slow: LatencySummary;
+    byPopulation: Record<string, { healthy: Percentiles; slow: Percentiles }>;
+  };
   terminations: { total: number; byReason: Record<string, number>; events: TerminationRecord[]; truncated: boolean };
   reconnects: number;
   relists: number;

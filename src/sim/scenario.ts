@@ -167,7 +167,19 @@ export class ScenarioError extends Error {
   }
 }
 
-const PASS_KEYS = ['candidateOrder', 'maxWatchers', 'scanBudget', 'pushBudget', 'intervalOpenCost', 'normalPeriodMs', 'idlePeriodMs', 'busyMinMs', 'busyMaxMs', 'busyShare', 'handOffDistance'] as const;
+const PASS_KEYS = [
+  'candidateOrder',
+  'maxWatchers',
+  'scanBudget',
+  'pushBudget',
+  'intervalOpenCost',
+  'normalPeriodMs',
+  'idlePeriodMs',
+  'busyMinMs',
+  'busyMaxMs',
+  'busyShare',
+  'handOffDistance',
+] as const;
 
 /** Read and validate a scenario file. */
 export async function loadScenario(file: string): Promise<Scenario> {
@@ -191,7 +203,21 @@ export function parseScenario(input: unknown, source = 'scenario'): Scenario {
   const c = new Checker();
   const o = c.object('(root)', input);
   if (o === undefined) throw new ScenarioError(source, c.errors);
-  c.keys('', o, ['name', 'description', 'durationS', 'drainS', 'seed', 'modes', 'tickMs', 'engine', 'cost', 'writes', 'watchers', 'halts', '$comment']);
+  c.keys('', o, [
+    'name',
+    'description',
+    'durationS',
+    'drainS',
+    'seed',
+    'modes',
+    'tickMs',
+    'engine',
+    'cost',
+    'writes',
+    'watchers',
+    'halts',
+    '$comment',
+  ]);
   const name = c.string('name', o.name, { nonEmpty: true }) ?? '?';
   const description = o.description === undefined ? '' : (c.string('description', o.description) ?? '');
   const durationS = c.number('durationS', o.durationS, { min: 0, exclusiveMin: true, max: 86_400 }) ?? 1;
@@ -200,7 +226,8 @@ export function parseScenario(input: unknown, source = 'scenario'): Scenario {
   let modes: Mode[] = [...MODES];
   if (o.modes !== undefined) {
     const arr = c.array('modes', o.modes, { min: 1 });
-    if (arr !== undefined) modes = arr.map((m, i) => c.oneOf(join('modes', i), m, MODES)).filter((m): m is Mode => m !== undefined);
+    if (arr !== undefined)
+      modes = arr.map((m, i) => c.oneOf(join('modes', i), m, MODES)).filter((m): m is Mode => m !== undefined);
   }
   const tickMs = c.optionalNumber('tickMs', o.tickMs, { min: 0.1, max: 1000 }) ?? 1;
   const engine = checkEngine(c, o.engine);
@@ -251,7 +278,10 @@ function checkEngine(c: Checker, value: unknown): EngineSpec {
       e.history = {};
       const lb = c.optionalNumber('engine.history.lowerBound', h.lowerBound, { integer: true, min: 1 });
       const ub = c.optionalNumber('engine.history.upperBound', h.upperBound, { integer: true, min: 1 });
-      const fd = c.optionalNumber('engine.history.eventFreshDurationMs', h.eventFreshDurationMs, { min: 0, exclusiveMin: true });
+      const fd = c.optionalNumber('engine.history.eventFreshDurationMs', h.eventFreshDurationMs, {
+        min: 0,
+        exclusiveMin: true,
+      });
       if (lb !== undefined) e.history.lowerBound = lb;
       if (ub !== undefined) e.history.upperBound = ub;
       if (fd !== undefined) e.history.eventFreshDurationMs = fd;
@@ -290,21 +320,41 @@ function checkEngine(c: Checker, value: unknown): EngineSpec {
 }
 
 function checkCost(c: Checker, value: unknown): CostSpec {
-  const def: CostSpec = { passUsPerScanUnit: 0.25, passUsPerPush: 0.25, passUsPerWatcher: 0.25, passUsPerCandidate: 1, workerUsPerScanUnit: 5 };
+  const def: CostSpec = {
+    passUsPerScanUnit: 0.25,
+    passUsPerPush: 0.25,
+    passUsPerWatcher: 0.25,
+    passUsPerCandidate: 1,
+    workerUsPerScanUnit: 5,
+  };
   if (value === undefined) return def;
   const o = c.object('cost', value);
   if (o === undefined) return def;
-  c.keys('cost', o, ['passUsPerScanUnit', 'passUsPerPush', 'passUsPerWatcher', 'passUsPerCandidate', 'workerUsPerScanUnit']);
+  c.keys('cost', o, [
+    'passUsPerScanUnit',
+    'passUsPerPush',
+    'passUsPerWatcher',
+    'passUsPerCandidate',
+    'workerUsPerScanUnit',
+  ]);
   return {
-    passUsPerScanUnit: c.optionalNumber('cost.passUsPerScanUnit', o.passUsPerScanUnit, { min: 0 }) ?? def.passUsPerScanUnit,
+    passUsPerScanUnit:
+      c.optionalNumber('cost.passUsPerScanUnit', o.passUsPerScanUnit, { min: 0 }) ?? def.passUsPerScanUnit,
     passUsPerPush: c.optionalNumber('cost.passUsPerPush', o.passUsPerPush, { min: 0 }) ?? def.passUsPerPush,
     passUsPerWatcher: c.optionalNumber('cost.passUsPerWatcher', o.passUsPerWatcher, { min: 0 }) ?? def.passUsPerWatcher,
-    passUsPerCandidate: c.optionalNumber('cost.passUsPerCandidate', o.passUsPerCandidate, { min: 0 }) ?? def.passUsPerCandidate,
-    workerUsPerScanUnit: c.optionalNumber('cost.workerUsPerScanUnit', o.workerUsPerScanUnit, { min: 0 }) ?? def.workerUsPerScanUnit,
+    passUsPerCandidate:
+      c.optionalNumber('cost.passUsPerCandidate', o.passUsPerCandidate, { min: 0 }) ?? def.passUsPerCandidate,
+    workerUsPerScanUnit:
+      c.optionalNumber('cost.workerUsPerScanUnit', o.workerUsPerScanUnit, { min: 0 }) ?? def.workerUsPerScanUnit,
   };
 }
 
-function checkSkewed(c: Checker, path: string, value: unknown, extra: readonly string[] = []): (SkewedSet & Record<string, unknown>) | undefined {
+function checkSkewed(
+  c: Checker,
+  path: string,
+  value: unknown,
+  extra: readonly string[] = [],
+): (SkewedSet & Record<string, unknown>) | undefined {
   const o = c.object(path, value);
   if (o === undefined) return undefined;
   c.keys(path, o, ['count', 'skew', ...extra]);
@@ -329,7 +379,18 @@ function checkWrites(c: Checker, value: unknown, durationS: number): WriteSpec {
   };
   const o = c.object('writes', value);
   if (o === undefined) return w;
-  c.keys('writes', o, ['rate', 'objects', 'mix', 'namespaces', 'labels', 'labelChurn', 'triggerValues', 'triggerChurn', 'hotObjects', 'payloadBytes']);
+  c.keys('writes', o, [
+    'rate',
+    'objects',
+    'mix',
+    'namespaces',
+    'labels',
+    'labelChurn',
+    'triggerValues',
+    'triggerChurn',
+    'hotObjects',
+    'payloadBytes',
+  ]);
   const steps = c.array('writes.rate', o.rate, { min: 1 });
   if (steps !== undefined) {
     const rate: RateStep[] = [];
@@ -342,7 +403,8 @@ function checkWrites(c: Checker, value: unknown, durationS: number): WriteSpec {
       const perSecond = c.number(join(p, 'perSecond'), so.perSecond, { min: 0, max: 10_000_000 });
       if (atS === undefined || perSecond === undefined) return;
       if (i === 0 && atS !== 0) c.fail(join(p, 'atS'), `the first step must be at 0, got ${atS}`);
-      if (rate.length > 0 && atS <= rate[rate.length - 1]!.atS) c.fail(join(p, 'atS'), `steps must be in increasing atS order (${atS} after ${rate[rate.length - 1]!.atS})`);
+      if (rate.length > 0 && atS <= rate[rate.length - 1]!.atS)
+        c.fail(join(p, 'atS'), `steps must be in increasing atS order (${atS} after ${rate[rate.length - 1]!.atS})`);
       rate.push({ atS, perSecond });
     });
     if (rate.length > 0) w.rate = rate;
@@ -367,7 +429,8 @@ function checkWrites(c: Checker, value: unknown, durationS: number): WriteSpec {
       const s = checkSkewed(c, p, l, ['key']);
       if (s === undefined) return;
       const key = c.string(join(p, 'key'), s.key, { nonEmpty: true });
-      if (key !== undefined && !/^[A-Za-z0-9]([-A-Za-z0-9_./]*[A-Za-z0-9])?$/.test(key)) c.fail(join(p, 'key'), `not a valid label key: "${key}"`);
+      if (key !== undefined && !/^[A-Za-z0-9]([-A-Za-z0-9_./]*[A-Za-z0-9])?$/.test(key))
+        c.fail(join(p, 'key'), `not a valid label key: "${key}"`);
       else if (key !== undefined) labels.push({ key, count: s.count, skew: s.skew });
     });
     w.labels = labels;
@@ -376,27 +439,61 @@ function checkWrites(c: Checker, value: unknown, durationS: number): WriteSpec {
   if (o.triggerValues !== undefined) w.triggerValues = checkSkewed(c, 'writes.triggerValues', o.triggerValues);
   w.triggerChurn = c.optionalNumber('writes.triggerChurn', o.triggerChurn, { min: 0, max: 1 }) ?? 0;
   w.hotObjects = c.optionalNumber('writes.hotObjects', o.hotObjects, { min: 0, max: 5 }) ?? 0;
-  w.payloadBytes = c.optionalNumber('writes.payloadBytes', o.payloadBytes, { integer: true, min: 0, max: 1_000_000 }) ?? w.payloadBytes;
+  w.payloadBytes =
+    c.optionalNumber('writes.payloadBytes', o.payloadBytes, { integer: true, min: 0, max: 1_000_000 }) ??
+    w.payloadBytes;
   return w;
 }
 
-function checkPopulation(c: Checker, path: string, value: unknown, writes: WriteSpec, durationS: number): PopulationSpec | undefined {
+function checkPopulation(
+  c: Checker,
+  path: string,
+  value: unknown,
+  writes: WriteSpec,
+  durationS: number,
+): PopulationSpec | undefined {
   const o = c.object(path, value);
   if (o === undefined) return undefined;
-  c.keys(path, o, ['name', 'count', 'selector', 'readRate', 'channelCapacity', 'startAtS', 'startSpreadS', 'start', 'bookmarks', 'timeoutS', 'reconnect', 'stalls', 'latencyClass']);
+  c.keys(path, o, [
+    'name',
+    'count',
+    'selector',
+    'readRate',
+    'channelCapacity',
+    'startAtS',
+    'startSpreadS',
+    'start',
+    'bookmarks',
+    'timeoutS',
+    'reconnect',
+    'stalls',
+    'latencyClass',
+  ]);
   const name = c.string(join(path, 'name'), o.name, { nonEmpty: true });
   const count = c.number(join(path, 'count'), o.count, { integer: true, min: 1, max: 1_000_000 });
   let selector: PopulationSpec['selector'] | undefined;
   const so = c.object(join(path, 'selector'), o.selector);
   if (so !== undefined) {
     c.keys(join(path, 'selector'), so, ['kind', 'labelKey']);
-    const kind = c.oneOf(join(path, 'selector.kind'), so.kind, ['all', 'namespace', 'label', 'trigger', 'name'] as const);
+    const kind = c.oneOf(join(path, 'selector.kind'), so.kind, [
+      'all',
+      'namespace',
+      'label',
+      'trigger',
+      'name',
+    ] as const);
     if (kind !== undefined) {
       selector = { kind };
-      if (kind === 'trigger' && writes.triggerValues === undefined) c.fail(join(path, 'selector.kind'), '"trigger" needs writes.triggerValues (the trigger index on spec.nodeName)');
+      if (kind === 'trigger' && writes.triggerValues === undefined)
+        c.fail(
+          join(path, 'selector.kind'),
+          '"trigger" needs writes.triggerValues (the trigger index on spec.nodeName)',
+        );
       if (kind === 'label') {
-        const key = so.labelKey === undefined ? writes.labels[0]?.key : c.string(join(path, 'selector.labelKey'), so.labelKey);
-        if (key === undefined || !writes.labels.some((l) => l.key === key)) c.fail(join(path, 'selector.labelKey'), `no label "${String(key)}" in writes.labels`);
+        const key =
+          so.labelKey === undefined ? writes.labels[0]?.key : c.string(join(path, 'selector.labelKey'), so.labelKey);
+        if (key === undefined || !writes.labels.some((l) => l.key === key))
+          c.fail(join(path, 'selector.labelKey'), `no label "${String(key)}" in writes.labels`);
         else selector.labelKey = key;
       }
     }
@@ -407,16 +504,21 @@ function checkPopulation(c: Checker, path: string, value: unknown, writes: Write
   const startSpreadS = c.optionalNumber(join(path, 'startSpreadS'), o.startSpreadS, { min: 0 }) ?? 0;
   const start = o.start === undefined ? 'now' : c.oneOf(join(path, 'start'), o.start, ['now', 'list'] as const);
   const bookmarks = o.bookmarks === undefined ? true : c.boolean(join(path, 'bookmarks'), o.bookmarks);
-  const timeoutS = o.timeoutS === undefined ? undefined : checkDist(c, join(path, 'timeoutS'), o.timeoutS, { min: 1, allowUnlimited: false });
+  const timeoutS =
+    o.timeoutS === undefined
+      ? undefined
+      : checkDist(c, join(path, 'timeoutS'), o.timeoutS, { min: 1, allowUnlimited: false });
   const reconnect: ReconnectSpec = { delayMs: 0, fromLastRV: true, relistOn410: true };
   if (o.reconnect !== undefined) {
     const rp = join(path, 'reconnect');
     const ro = c.object(rp, o.reconnect);
     if (ro !== undefined) {
       c.keys(rp, ro, ['delayMs', 'fromLastRV', 'relistOn410']);
-      if (ro.delayMs !== undefined) reconnect.delayMs = checkDist(c, join(rp, 'delayMs'), ro.delayMs, { min: 0, allowUnlimited: false }) ?? 0;
+      if (ro.delayMs !== undefined)
+        reconnect.delayMs = checkDist(c, join(rp, 'delayMs'), ro.delayMs, { min: 0, allowUnlimited: false }) ?? 0;
       if (ro.fromLastRV !== undefined) reconnect.fromLastRV = c.boolean(join(rp, 'fromLastRV'), ro.fromLastRV) ?? true;
-      if (ro.relistOn410 !== undefined) reconnect.relistOn410 = c.boolean(join(rp, 'relistOn410'), ro.relistOn410) ?? true;
+      if (ro.relistOn410 !== undefined)
+        reconnect.relistOn410 = c.boolean(join(rp, 'relistOn410'), ro.relistOn410) ?? true;
     }
   }
   const stalls: StallEpisode[] = [];
@@ -429,13 +531,40 @@ function checkPopulation(c: Checker, path: string, value: unknown, writes: Write
       const atS = c.number(join(p, 'atS'), st.atS, { min: 0, max: durationS });
       const forS = c.number(join(p, 'forS'), st.forS, { min: 0, exclusiveMin: true });
       const fraction = c.number(join(p, 'fraction'), st.fraction, { min: 0, max: 1 });
-      const kind = st.kind === undefined ? 'stall' : c.oneOf(join(p, 'kind'), st.kind, ['stall', 'disconnect'] as const);
+      const kind =
+        st.kind === undefined ? 'stall' : c.oneOf(join(p, 'kind'), st.kind, ['stall', 'disconnect'] as const);
       const groups = c.optionalNumber(join(p, 'groups'), st.groups, { integer: true, min: 1, max: 100_000 }) ?? 1;
       const staggerS = c.optionalNumber(join(p, 'staggerS'), st.staggerS, { min: 0 }) ?? 0;
-      if (atS !== undefined && forS !== undefined && fraction !== undefined && kind !== undefined) stalls.push({ atS, forS, fraction, kind, groups, staggerS });
+      if (atS !== undefined && forS !== undefined && fraction !== undefined && kind !== undefined)
+        stalls.push({ atS, forS, fraction, kind, groups, staggerS });
     });
   }
-  const latencyClass = o.latencyClass === undefined ? undefined : c.oneOf(join(path, 'latencyClass'), o.latencyClass, ['healthy', 'slow'] as const);
-  if (name === undefined || count === undefined || selector === undefined || readRate === undefined || start === undefined || bookmarks === undefined) return undefined;
-  return { name, count, selector, readRate, channelCapacity, startAtS, startSpreadS, start, bookmarks, timeoutS, reconnect, stalls, latencyClass };
+  const latencyClass =
+    o.latencyClass === undefined
+      ? undefined
+      : c.oneOf(join(path, 'latencyClass'), o.latencyClass, ['healthy', 'slow'] as const);
+  if (
+    name === undefined ||
+    count === undefined ||
+    selector === undefined ||
+    readRate === undefined ||
+    start === undefined ||
+    bookmarks === undefined
+  )
+    return undefined;
+  return {
+    name,
+    count,
+    selector,
+    readRate,
+    channelCapacity,
+    startAtS,
+    startSpreadS,
+    start,
+    bookmarks,
+    timeoutS,
+    reconnect,
+    stalls,
+    latencyClass,
+  };
 }

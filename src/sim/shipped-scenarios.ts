@@ -6,7 +6,12 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const SHIPPED_SCENARIOS = ['proxy-fleet-blip.json', 'wan-node-agents.json', 'overloaded-dispatcher.json', 'many-cohorts.json'] as const;
+const SHIPPED_SCENARIOS = [
+  'proxy-fleet-blip.json',
+  'wan-node-agents.json',
+  'overloaded-dispatcher.json',
+  'many-cohorts.json',
+] as const;
 
 /** The directory holding the shipped scenarios (dist/src/sim -> package root), else ./scenarios. */
 function scenariosDir(): string {

@@ -53,7 +53,17 @@ interface Args {
 class UsageError extends Error {}
 
 function parseArgs(argv: string[]): Args {
-  const a: Args = { scenarios: [], json: undefined, html: undefined, sweep: undefined, modes: undefined, settings: [], threads: undefined, progress: true, help: false };
+  const a: Args = {
+    scenarios: [],
+    json: undefined,
+    html: undefined,
+    sweep: undefined,
+    modes: undefined,
+    settings: [],
+    threads: undefined,
+    progress: true,
+    help: false,
+  };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const eq = arg.startsWith('--') ? arg.indexOf('=') : -1;
@@ -66,7 +76,11 @@ function parseArgs(argv: string[]): Args {
     };
     switch (name) {
       case '--scenario':
-        a.scenarios.push(...value().split(',').filter((s) => s !== ''));
+        a.scenarios.push(
+          ...value()
+            .split(',')
+            .filter((s) => s !== ''),
+        );
         break;
       case '--json':
         a.json = value();
@@ -133,12 +147,19 @@ export async function runSimulateCommand(argv: string[]): Promise<number> {
     }
   }
   const jobs: Job[] = [];
-  for (const s of scenarios) for (const variant of buildVariants(args.modes ?? s.modes, args.sweep, args.settings)) jobs.push({ scenario: s, variant });
+  for (const s of scenarios)
+    for (const variant of buildVariants(args.modes ?? s.modes, args.sweep, args.settings))
+      jobs.push({ scenario: s, variant });
   let results;
   try {
-    results = await runJobs(jobs, { progress: args.progress, ...(args.threads !== undefined ? { threads: args.threads } : {}) });
+    results = await runJobs(jobs, {
+      progress: args.progress,
+      ...(args.threads !== undefined ? { threads: args.threads } : {}),
+    });
   } catch (err) {
-    process.stderr.write(`watchcache simulate: a run failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.stderr.write(
+      `watchcache simulate: a run failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
     return 1;
   }
   const report: SimReport = {
@@ -146,7 +167,12 @@ export async function runSimulateCommand(argv: string[]): Promise<number> {
     format: 1,
     command: ['watchcache simulate', ...argv].join(' '),
     sweep: args.sweep ?? null,
-    runs: scenarios.map((s) => scenarioRun(s, results.filter((_, i) => jobs[i]!.scenario === s))),
+    runs: scenarios.map((s) =>
+      scenarioRun(
+        s,
+        results.filter((_, i) => jobs[i]!.scenario === s),
+      ),
+    ),
   };
   process.stdout.write(renderTable(report));
   try {

@@ -47,9 +47,14 @@ const INDEXERS: Record<string, IndexerFunc> = {
   [TRIGGER_FIELD]: (o: KubeObject) => (o.spec as { nodeName?: string } | undefined)?.nodeName,
 };
 
-export async function simulate(scenario: Scenario, variant: Variant, options: SimulateOptions = {}): Promise<SimResult> {
+export async function simulate(
+  scenario: Scenario,
+  variant: Variant,
+  options: SimulateOptions = {},
+): Promise<SimResult> {
   const realStart = performance.now();
-  const driver: SimDriver = options.driver === 'real' ? realDriver() : virtualDriver(new VirtualClock(undefined, scenario.seed));
+  const driver: SimDriver =
+    options.driver === 'real' ? realDriver() : virtualDriver(new VirtualClock(undefined, scenario.seed));
   const clock = driver.clock;
   const rng = new Prng(scenario.seed);
   const store = new MemoryStore({ clock });
@@ -149,7 +154,11 @@ export async function simulate(scenario: Scenario, variant: Variant, options: Si
       timeline.writes.push(workload.writes - lastSample.writes);
       timeline.deliveries.push(recorder.deliveries - lastSample.deliveries);
       timeline.terminations.push(recorder.terminationCount - lastSample.terminations);
-      lastSample = { writes: workload.writes, deliveries: recorder.deliveries, terminations: recorder.terminationCount };
+      lastSample = {
+        writes: workload.writes,
+        deliveries: recorder.deliveries,
+        terminations: recorder.terminationCount,
+      };
     }
     if (options.onProgress !== undefined && k >= nextProgress) {
       nextProgress += Math.max(1, Math.floor(ticks / 50));
@@ -161,7 +170,8 @@ export async function simulate(scenario: Scenario, variant: Variant, options: Si
   options.probe?.({ cache, consumers });
   stopping = true;
   for (const c of consumers) c.finish();
-  const metric = (name: string, labels: Record<string, string> = {}): Promise<number> => cache.metricValue(name, labels);
+  const metric = (name: string, labels: Record<string, string> = {}): Promise<number> =>
+    cache.metricValue(name, labels);
   const counters = {
     stalls: await metric('apiserver_watch_cache_watcher_stalls_total'),
     catchupRounds: await metric('apiserver_watch_cache_watcher_catchup_rounds_total'),
@@ -175,7 +185,11 @@ export async function simulate(scenario: Scenario, variant: Variant, options: Si
     peakHeldByHalts: halting.peakHeld,
   };
   const jsonEncodings = await metric('apiserver_watch_cache_event_encodings_total', { format: 'json' });
-  const real = { catchupWorkMs: site?.mainThreadWorkMs() ?? 0, offThreadWorkMs: site?.offThreadWorkMs() ?? 0, ringMirrorMs: site?.ringMirrorMs() ?? 0 };
+  const real = {
+    catchupWorkMs: site?.mainThreadWorkMs() ?? 0,
+    offThreadWorkMs: site?.offThreadWorkMs() ?? 0,
+    ringMirrorMs: site?.ringMirrorMs() ?? 0,
+  };
   site?.close();
   await cache.stop();
   await driver.settle();

@@ -34,7 +34,8 @@ export function summarize(r: RunRecord): SimResult {
     if (e.recoveryMs !== null) recovery.record(e.recoveryMs);
   }
   const byPopulation: SimResult['latency']['byPopulation'] = {};
-  for (const [name, h] of rec.byPopulation) byPopulation[name] = { healthy: pct(h.healthy.percentiles()), slow: pct(h.slow.percentiles()) };
+  for (const [name, h] of rec.byPopulation)
+    byPopulation[name] = { healthy: pct(h.healthy.percentiles()), slow: pct(h.slow.percentiles()) };
   const o = r.observer;
   const modelledMs = o?.modelledMs ?? 0;
   const result: SimResult = {
@@ -53,10 +54,20 @@ export function summarize(r: RunRecord): SimResult {
       slow: latencySummary(rec.slow, rec.worst.slow),
       byPopulation,
     },
-    terminations: { total: rec.terminationCount, byReason: sortKeys(rec.byReason), events: rec.terminations, truncated: rec.terminationCount > MAX_TERMINATION_RECORDS },
+    terminations: {
+      total: rec.terminationCount,
+      byReason: sortKeys(rec.byReason),
+      events: rec.terminations,
+      truncated: rec.terminationCount > MAX_TERMINATION_RECORDS,
+    },
     reconnects: rec.reconnects,
     relists: rec.relists,
-    episodes: { records: episodes, byOutcome: sortKeys(byOutcome), resync: pct(resync.percentiles()), recovery: pct(recovery.percentiles()) },
+    episodes: {
+      records: episodes,
+      byOutcome: sortKeys(byOutcome),
+      resync: pct(resync.percentiles()),
+      recovery: pct(recovery.percentiles()),
+    },
     fairness: o === undefined ? null : o.fairness(),
     catchup: {
       passes: o?.passes ?? 0,
@@ -83,7 +94,8 @@ export function summarize(r: RunRecord): SimResult {
 
 function latencySummary(h: LatencyHistogram, worst: number[]): LatencySummary {
   const sorted = worst.slice().sort((a, b) => a - b);
-  const at = (q: number): number => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!);
+  const at = (q: number): number =>
+    sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
   return {
     ...pct(h.percentiles()),
     watchers: worst.length,
@@ -93,7 +105,14 @@ function latencySummary(h: LatencyHistogram, worst: number[]): LatencySummary {
 }
 
 function pct(p: Percentiles): Percentiles {
-  return { count: p.count, mean: round(p.mean), p50: round(p.p50), p99: round(p.p99), p999: round(p.p999), max: round(p.max) };
+  return {
+    count: p.count,
+    mean: round(p.mean),
+    p50: round(p.p50),
+    p99: round(p.p99),
+    p999: round(p.p999),
+    max: round(p.max),
+  };
 }
 
 function sortKeys(o: Record<string, number>): Record<string, number> {

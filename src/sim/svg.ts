@@ -52,7 +52,18 @@ export interface BarChart {
   note?: string;
 }
 
-export const PALETTE = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#17becf', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22'];
+export const PALETTE = [
+  '#1f77b4',
+  '#d62728',
+  '#2ca02c',
+  '#9467bd',
+  '#ff7f0e',
+  '#17becf',
+  '#8c564b',
+  '#e377c2',
+  '#7f7f7f',
+  '#bcbd22',
+];
 
 const M = { left: 64, right: 16, top: 40, bottom: 52 };
 
@@ -121,7 +132,10 @@ function frame(title: string, note: string | undefined, w: number, h: number, bo
 function legend(items: { name: string; color: string; dashed?: boolean }[], right: number, y: number): string {
   const width = 26 + 6 * Math.max(0, ...items.map((it) => it.name.length));
   const x = right - width;
-  let out = items.length === 0 ? '' : `<rect x="${x - 4}" y="${y - 9}" width="${width}" height="${items.length * 15 + 4}" fill="#fff" fill-opacity="0.85" stroke="#ddd"/>`;
+  let out =
+    items.length === 0
+      ? ''
+      : `<rect x="${x - 4}" y="${y - 9}" width="${width}" height="${items.length * 15 + 4}" fill="#fff" fill-opacity="0.85" stroke="#ddd"/>`;
   items.forEach((it, i) => {
     const yy = y + i * 15;
     out += `<line x1="${x}" y1="${yy}" x2="${x + 18}" y2="${yy}" stroke="${it.color}" stroke-width="2.5"${it.dashed === true ? ' stroke-dasharray="5 3"' : ''}/><text x="${x + 22}" y="${yy + 4}" class="legend">${escapeXml(it.name)}</text>`;
@@ -134,17 +148,33 @@ export function lineChart(c: LineChart): string {
   const h = c.height ?? 340;
   const pts = c.series.flatMap((s) => s.points).filter(([x, y]) => Number.isFinite(x) && Number.isFinite(y));
   if (pts.length === 0) return frame(c.title, c.note ?? 'no data', w, 80, '');
-  const sx = scale(c.x, pts.map((p) => p[0]), M.left, w - M.right);
-  const sy = scale(c.y, pts.map((p) => p[1]), h - M.bottom, M.top);
+  const sx = scale(
+    c.x,
+    pts.map((p) => p[0]),
+    M.left,
+    w - M.right,
+  );
+  const sy = scale(
+    c.y,
+    pts.map((p) => p[1]),
+    h - M.bottom,
+    M.top,
+  );
   let body = axes(c.x, c.y, sx, sy, w, h);
   for (const s of c.series) {
-    const ps = s.points.filter(([x, y]) => Number.isFinite(x) && Number.isFinite(y) && (c.x.log !== true || x > 0) && (c.y.log !== true || y > 0));
+    const ps = s.points.filter(
+      ([x, y]) =>
+        Number.isFinite(x) && Number.isFinite(y) && (c.x.log !== true || x > 0) && (c.y.log !== true || y > 0),
+    );
     if (ps.length === 0) continue;
     if (s.kind === 'scatter') {
       for (const [x, y] of ps) {
         const X = sx(x).toFixed(1);
         const Y = sy(y).toFixed(1);
-        body += s.marker === 'square' ? `<rect x="${+X - 3}" y="${+Y - 3}" width="6" height="6" fill="none" stroke="${s.color}" stroke-width="1.3"/>` : `<circle cx="${X}" cy="${Y}" r="3" fill="${s.color}" fill-opacity="0.6"/>`;
+        body +=
+          s.marker === 'square'
+            ? `<rect x="${+X - 3}" y="${+Y - 3}" width="6" height="6" fill="none" stroke="${s.color}" stroke-width="1.3"/>`
+            : `<circle cx="${X}" cy="${Y}" r="3" fill="${s.color}" fill-opacity="0.6"/>`;
       }
       continue;
     }
@@ -158,7 +188,11 @@ export function lineChart(c: LineChart): string {
     });
     body += `<path d="${d}" fill="none" stroke="${s.color}" stroke-width="2"${s.dashed === true ? ' stroke-dasharray="5 3"' : ''}/>`;
   }
-  body += legend(c.series.map((s) => ({ name: s.name, color: s.color, dashed: s.dashed })), w - M.right - 4, M.top + 8);
+  body += legend(
+    c.series.map((s) => ({ name: s.name, color: s.color, dashed: s.dashed })),
+    w - M.right - 4,
+    M.top + 8,
+  );
   return frame(c.title, c.note, w, h, body);
 }
 
@@ -206,6 +240,10 @@ export function barChart(c: BarChart): string {
   });
   body += `<text x="${(M.left + w - M.right) / 2}" y="${h - 12}" class="label" text-anchor="middle">${escapeXml(c.xLabel)}</text>`;
   body += `<text x="14" y="${(M.top + h - M.bottom) / 2}" class="label" text-anchor="middle" transform="rotate(-90 14 ${(M.top + h - M.bottom) / 2})">${escapeXml(c.y.label)}</text>`;
-  body += legend(c.groups.map((g) => ({ name: g.name, color: g.color })), w - M.right - 4, M.top + 8);
+  body += legend(
+    c.groups.map((g) => ({ name: g.name, color: g.color })),
+    w - M.right - 4,
+    M.top + 8,
+  );
   return frame(c.title, c.note, w, h, body);
 }

@@ -18,7 +18,11 @@ export interface SweepTask {
 export default async function runTask(task: SweepTask): Promise<SimResult> {
   const port = task.port;
   try {
-    return await simulate(task.scenario, task.variant, port === undefined ? {} : { onProgress: (f) => port.postMessage(f) });
+    return await simulate(
+      task.scenario,
+      task.variant,
+      port === undefined ? {} : { onProgress: (f) => port.postMessage(f) },
+    );
   } finally {
     port?.close();
   }

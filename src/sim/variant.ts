@@ -10,11 +10,30 @@ import type { Variant } from './result.js';
 
 type NumericPass = Exclude<keyof PassOptions, 'candidateOrder'>;
 
-const PASS_NUMERIC: readonly NumericPass[] = ['maxWatchers', 'scanBudget', 'pushBudget', 'intervalOpenCost', 'normalPeriodMs', 'idlePeriodMs', 'busyMinMs', 'busyMaxMs', 'busyShare', 'handOffDistance'];
+const PASS_NUMERIC: readonly NumericPass[] = [
+  'maxWatchers',
+  'scanBudget',
+  'pushBudget',
+  'intervalOpenCost',
+  'normalPeriodMs',
+  'idlePeriodMs',
+  'busyMinMs',
+  'busyMaxMs',
+  'busyShare',
+  'handOffDistance',
+];
 const ORDERS: readonly CandidateOrder[] = ['kep', 'fifo', 'position'];
 
 /** Every parameter a sweep can vary. `budget` sets scanBudget and pushBudget together. */
-const SWEEP_PARAMS: readonly string[] = ['mode', 'candidateOrder', ...PASS_NUMERIC, 'budget', 'channelCapacity', 'historyUpperBound', 'writeScale'];
+const SWEEP_PARAMS: readonly string[] = [
+  'mode',
+  'candidateOrder',
+  ...PASS_NUMERIC,
+  'budget',
+  'channelCapacity',
+  'historyUpperBound',
+  'writeScale',
+];
 
 export interface Sweep {
   param: string;
@@ -31,24 +50,35 @@ export function parseSweep(spec: string): Sweep {
   if (eq <= 0) throw new SweepError(`--sweep: expected PARAM=v1,v2,..., got "${spec}"`);
   let param = spec.slice(0, eq).trim();
   if (param.startsWith('pass.')) param = param.slice(5);
-  if (!SWEEP_PARAMS.includes(param)) throw new SweepError(`--sweep: unknown parameter "${param}" (one of: ${SWEEP_PARAMS.join(', ')})`);
-  const raw = spec.slice(eq + 1).split(',').map((v) => v.trim()).filter((v) => v !== '');
+  if (!SWEEP_PARAMS.includes(param))
+    throw new SweepError(`--sweep: unknown parameter "${param}" (one of: ${SWEEP_PARAMS.join(', ')})`);
+  const raw = spec
+    .slice(eq + 1)
+    .split(',')
+    .map((v) => v.trim())
+    .filter((v) => v !== '');
   if (raw.length === 0) throw new SweepError(`--sweep ${param}: no values`);
   const values = raw.map((v): string | number => {
     if (param === 'mode') {
-      if (!(MODES as readonly string[]).includes(v)) throw new SweepError(`--sweep mode: "${v}" is not one of ${MODES.join(', ')}`);
+      if (!(MODES as readonly string[]).includes(v))
+        throw new SweepError(`--sweep mode: "${v}" is not one of ${MODES.join(', ')}`);
       return v;
     }
     if (param === 'candidateOrder') {
-      if (!(ORDERS as readonly string[]).includes(v)) throw new SweepError(`--sweep candidateOrder: "${v}" is not one of ${ORDERS.join(', ')}`);
+      if (!(ORDERS as readonly string[]).includes(v))
+        throw new SweepError(`--sweep candidateOrder: "${v}" is not one of ${ORDERS.join(', ')}`);
       return v;
     }
     const n = Number(v);
     if (!Number.isFinite(n) || n < 0) throw new SweepError(`--sweep ${param}: "${v}" is not a number >= 0`);
-    if (['maxWatchers', 'scanBudget', 'pushBudget', 'budget', 'channelCapacity', 'historyUpperBound'].includes(param) && (!Number.isInteger(n) || n < 1)) {
+    if (
+      ['maxWatchers', 'scanBudget', 'pushBudget', 'budget', 'channelCapacity', 'historyUpperBound'].includes(param) &&
+      (!Number.isInteger(n) || n < 1)
+    ) {
       throw new SweepError(`--sweep ${param}: "${v}" must be an integer >= 1`);
     }
-    if (param === 'busyShare' && (n <= 0 || n >= 1)) throw new SweepError(`--sweep busyShare: "${v}" must be in (0, 1)`);
+    if (param === 'busyShare' && (n <= 0 || n >= 1))
+      throw new SweepError(`--sweep busyShare: "${v}" must be in (0, 1)`);
     return n;
   });
   return { param, values };
@@ -56,9 +86,14 @@ export function parseSweep(spec: string): Sweep {
 
 /** Parse `--modes off,alpha,beta`. */
 export function parseModes(spec: string): Mode[] {
-  const modes = spec.split(',').map((m) => m.trim()).filter((m) => m !== '');
+  const modes = spec
+    .split(',')
+    .map((m) => m.trim())
+    .filter((m) => m !== '');
   if (modes.length === 0) throw new SweepError('--modes: no modes given');
-  for (const m of modes) if (!(MODES as readonly string[]).includes(m)) throw new SweepError(`--modes: "${m}" is not one of ${MODES.join(', ')}`);
+  for (const m of modes)
+    if (!(MODES as readonly string[]).includes(m))
+      throw new SweepError(`--modes: "${m}" is not one of ${MODES.join(', ')}`);
   return modes as Mode[];
 }
 
@@ -70,7 +105,8 @@ function withValue(base: Variant, param: string, value: string | number): Varian
   else if (param === 'budget') {
     v.pass!.scanBudget = value as number;
     v.pass!.pushBudget = value as number;
-  } else if ((PASS_NUMERIC as readonly string[]).includes(param)) (v.pass as Record<string, number>)[param] = value as number;
+  } else if ((PASS_NUMERIC as readonly string[]).includes(param))
+    (v.pass as Record<string, number>)[param] = value as number;
   else if (param === 'channelCapacity') v.channelCapacity = value as number;
   else if (param === 'historyUpperBound') v.historyUpperBound = value as number;
   else if (param === 'writeScale') v.writeScale = value as number;
@@ -82,7 +118,10 @@ function withValue(base: Variant, param: string, value: string | number): Varian
 /** Parse `--pass k=v,k=v`: fixed settings applied to every variant (any sweep parameter but mode). */
 export function parseSettings(spec: string): Sweep[] {
   const out: Sweep[] = [];
-  for (const part of spec.split(',').map((p) => p.trim()).filter((p) => p !== '')) {
+  for (const part of spec
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p !== '')) {
     const s = parseSweep(part);
     if (s.param === 'mode') throw new SweepError('--pass: use --modes for modes');
     if (s.values.length !== 1) throw new SweepError(`--pass ${s.param}: one value only`);
@@ -93,7 +132,11 @@ export function parseSettings(spec: string): Sweep[] {
 }
 
 /** The variants of a run: every mode, times every sweep value when a sweep is given, with `settings` applied to each. */
-export function buildVariants(modes: readonly Mode[], sweep: Sweep | undefined, settings: readonly Sweep[] = []): Variant[] {
+export function buildVariants(
+  modes: readonly Mode[],
+  sweep: Sweep | undefined,
+  settings: readonly Sweep[] = [],
+): Variant[] {
   const base = (mode: Mode): Variant => {
     let v: Variant = { label: mode, mode };
     for (const s of settings) v = withValue(v, s.param, s.values[0]!);

@@ -75,7 +75,8 @@ export class Workload {
     this.scale = scale;
     this.nsZipf = new Zipf(spec.namespaces.count, spec.namespaces.skew);
     this.labelZipfs = spec.labels.map((l) => new Zipf(l.count, l.skew));
-    this.nodeZipf = spec.triggerValues === undefined ? undefined : new Zipf(spec.triggerValues.count, spec.triggerValues.skew);
+    this.nodeZipf =
+      spec.triggerValues === undefined ? undefined : new Zipf(spec.triggerValues.count, spec.triggerValues.skew);
     this.hot = spec.hotObjects > 0 ? new Zipf(Math.max(1, spec.objects * 2), spec.hotObjects) : undefined;
     this.pad = 'x'.repeat(spec.payloadBytes);
   }
@@ -145,14 +146,18 @@ export class Workload {
   }
 
   private update(t: number): void {
-    const i = this.hot === undefined ? Math.floor(this.r.next() * this.live.length) : this.hot.sample(this.r) % this.live.length;
+    const i =
+      this.hot === undefined
+        ? Math.floor(this.r.next() * this.live.length)
+        : this.hot.sample(this.r) % this.live.length;
     const obj = this.live[i]!;
     obj.gen++;
     if (this.spec.labels.length > 0 && this.spec.labelChurn > 0 && this.r.chance(this.spec.labelChurn)) {
       const k = Math.floor(this.r.next() * this.spec.labels.length);
       obj.labels = { ...obj.labels, [this.spec.labels[k]!.key]: labelValue(this.labelZipfs[k]!.sample(this.r)) };
     }
-    if (this.nodeZipf !== undefined && this.spec.triggerChurn > 0 && this.r.chance(this.spec.triggerChurn)) obj.node = nodeName(this.nodeZipf.sample(this.r));
+    if (this.nodeZipf !== undefined && this.spec.triggerChurn > 0 && this.r.chance(this.spec.triggerChurn))
+      obj.node = nodeName(this.nodeZipf.sample(this.r));
     void this.commit(this.store.update(this.toKube(obj)), t);
   }
 

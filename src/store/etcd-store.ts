@@ -89,8 +89,19 @@ import { BadRequestError, ConflictError, NotFoundError, RequestEntityTooLargeErr
 import type { KubeObject, Store, StoreEvent, StoreListResult, StoreWatch } from '../core/types.js';
 import { StoreCompactedError, StoreUnavailableError } from './store-errors.js';
 import { StoreHealth } from './store-health.js';
-import { DEFAULT_OBJECT_LIMITS, markChecked, readableObject, storableObject, type ObjectLimits } from './stored-shape.js';
-import { checkDeletePreconditions, checkPrecondition, identify, type DeletePreconditions } from './write-preconditions.js';
+import {
+  DEFAULT_OBJECT_LIMITS,
+  markChecked,
+  readableObject,
+  storableObject,
+  type ObjectLimits,
+} from './stored-shape.js';
+import {
+  checkDeletePreconditions,
+  checkPrecondition,
+  identify,
+  type DeletePreconditions,
+} from './write-preconditions.js';
 
 export interface EtcdStoreOptions {
   /** Client URLs, e.g. ['http://127.0.0.1:2379']. */
@@ -209,7 +220,9 @@ export class EtcdStore implements Store {
       requestTimeoutMs: this.requestTimeoutMs,
       watchReconnectTimeoutMs: this.watchReconnectTimeoutMs,
       openStream: () =>
-        this.closed ? Promise.reject(new StoreUnavailableError('EtcdStore is closed')) : this.client.watchClient.watch(),
+        this.closed
+          ? Promise.reject(new StoreUnavailableError('EtcdStore is closed'))
+          : this.client.watchClient.watch(),
       createRequest: (startRevision) => ({
         create_request: {
           key: this.prefixKey,
@@ -315,7 +328,8 @@ export class EtcdStore implements Store {
     const deadline = this.deadline();
     let current = await this.readKey(key, 'update', deadline);
     for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
-      const prev = current === undefined ? undefined : decodeObject(current.value, Number(current.mod_revision), this.limits);
+      const prev =
+        current === undefined ? undefined : decodeObject(current.value, Number(current.mod_revision), this.limits);
       if (current === undefined || prev === undefined) throw new NotFoundError(this.kind, name);
       checkPrecondition(object.metadata.resourceVersion, prev, name, 'update');
       const metadata = { ...object.metadata };
@@ -327,7 +341,9 @@ export class EtcdStore implements Store {
         (d) =>
           this.client.kv.txn(
             {
-              compare: [{ key, target: CompareTarget.Mod, result: CompareResult.Equal, mod_revision: current!.mod_revision }],
+              compare: [
+                { key, target: CompareTarget.Mod, result: CompareResult.Equal, mod_revision: current!.mod_revision },
+              ],
               success: [{ request_put: { key, value } }],
               failure: [{ request_range: { key } }],
             },
@@ -340,7 +356,11 @@ export class EtcdStore implements Store {
       // Raced with another writer: re-check against the state the failed txn read.
       current = res.responses[0]?.response_range?.kvs[0];
     }
-    throw new ConflictError('Conflict', `Operation cannot be fulfilled on "${name}": too much contention, please retry`, name);
+    throw new ConflictError(
+      'Conflict',
+      `Operation cannot be fulfilled on "${name}": too much contention, please retry`,
+      name,
+    );
   }
 
   /**
@@ -365,7 +385,9 @@ export class EtcdStore implements Store {
         (d) =>
           this.client.kv.txn(
             {
-              compare: [{ key, target: CompareTarget.Mod, result: CompareResult.Equal, mod_revision: current!.mod_revision }],
+              compare: [
+                { key, target: CompareTarget.Mod, result: CompareResult.Equal, mod_revision: current!.mod_revision },
+              ],
               success: [{ request_delete_range: { key } }],
               failure: [{ request_range: { key } }],
             },
@@ -379,7 +401,11 @@ export class EtcdStore implements Store {
       }
       current = res.responses[0]?.response_range?.kvs[0];
     }
-    throw new ConflictError('Conflict', `Operation cannot be fulfilled on "${name}": too much contention, please retry`, name);
+    throw new ConflictError(
+      'Conflict',
+      `Operation cannot be fulfilled on "${name}": too much contention, please retry`,
+      name,
+    );
   }
 
   /**
@@ -440,7 +466,9 @@ export class EtcdStore implements Store {
   /** Decode one watch event (undefined for a value this store did not write). */
   private decodeEvent(ev: IEvent): StoreEvent | undefined {
     const rv = Number(ev.kv.mod_revision);
-    const prevObject = ev.prev_kv ? decodeObject(ev.prev_kv.value, Number(ev.prev_kv.mod_revision), this.limits) : undefined;
+    const prevObject = ev.prev_kv
+      ? decodeObject(ev.prev_kv.value, Number(ev.prev_kv.mod_revision), this.limits)
+      : undefined;
     if (String(ev.type).toUpperCase() === 'DELETE') {
       // The last state with the deletion RV; if etcd no longer had the previous value (compacted),
       // fall back to the identity encoded in the key.
@@ -470,11 +498,16 @@ export class EtcdStore implements Store {
    */
   private async proveNoChangesSince(after: number): Promise<number | 'pending' | undefined> {
     const whole = { key: this.prefixKey, range_end: this.prefixEndKey };
-    const head = await this.call('progress', (deadline) => this.client.kv.range({ ...whole, count_only: true }, { deadline }));
+    const head = await this.call('progress', (deadline) =>
+      this.client.kv.range({ ...whole, count_only: true }, { deadline }),
+    );
     const r = Number(head.header.revision);
     if (r <= after) return undefined;
     const changed = await this.call('progress', (deadline) =>
-      this.client.kv.range({ ...whole, revision: r, keys_only: true, limit: 1, min_mod_revision: after + 1 }, { deadline }),
+      this.client.kv.range(
+        { ...whole, revision: r, keys_only: true, limit: 1, min_mod_revision: after + 1 },
+        { deadline },
+      ),
     );
     if (changed.kvs.length > 0) return 'pending';
     let countThen = 0;
@@ -529,7 +562,12 @@ export class EtcdStore implements Store {
    * Run one etcd request with a deadline and map failures: unreachable/unhealthy etcd ->
    * StoreUnavailableError, "required revision has been compacted" -> StoreCompactedError.
    */
-  private async call<T>(op: string, fn: (deadline: number) => Promise<T>, atRevision = 0, deadline = this.deadline()): Promise<T> {
+  private async call<T>(
+    op: string,
+    fn: (deadline: number) => Promise<T>,
+    atRevision = 0,
+    deadline = this.deadline(),
+  ): Promise<T> {
     if (this.closed) throw new StoreUnavailableError(`EtcdStore is closed (${op})`);
     try {
       const result = await fn(deadline);
@@ -546,7 +584,10 @@ export class EtcdStore implements Store {
   }
 
   private mapError(op: string, err: unknown, atRevision: number): Error {
-    if (err instanceof GRPCOutOfRangeError || (err instanceof Error && /required revision has been compacted/.test(err.message))) {
+    if (
+      err instanceof GRPCOutOfRangeError ||
+      (err instanceof Error && /required revision has been compacted/.test(err.message))
+    ) {
       const m = /compacted.*?(\d+)/.exec(err.message);
       return new StoreCompactedError(atRevision, m ? Number(m[1]) : atRevision);
     }
@@ -622,11 +663,13 @@ class EtcdWatch {
         // Invariant: always (re)start right after the last fully delivered revision.
         stream.write(this.backend.createRequest(this.resumeRV + 1));
         const { clock, requestTimeoutMs } = this.backend;
-        this.setTimer(clock.setTimeout(() => {
-          if (gen === this.generation && this.watchId === undefined) {
-            this.streamFailed(new Error(`no watch-created response within ${requestTimeoutMs} ms`));
-          }
-        }, requestTimeoutMs));
+        this.setTimer(
+          clock.setTimeout(() => {
+            if (gen === this.generation && this.watchId === undefined) {
+              this.streamFailed(new Error(`no watch-created response within ${requestTimeoutMs} ms`));
+            }
+          }, requestTimeoutMs),
+        );
       },
       (err: unknown) => {
         if (gen === this.generation) this.streamFailed(err instanceof Error ? err : new Error(String(err)));
@@ -681,7 +724,11 @@ class EtcdWatch {
     if (compactRev > 0) {
       this.fail(new StoreCompactedError(this.resumeRV, compactRev));
     } else {
-      this.fail(new StoreUnavailableError(`etcd canceled the watch on ${this.backend.prefix}: ${res.cancel_reason || 'no reason given'}`));
+      this.fail(
+        new StoreUnavailableError(
+          `etcd canceled the watch on ${this.backend.prefix}: ${res.cancel_reason || 'no reason given'}`,
+        ),
+      );
     }
   }
 
@@ -837,7 +884,9 @@ function isUnavailable(err: unknown): boolean {
   if (err instanceof Error) {
     const code = (err as { code?: unknown }).code;
     if (code === 1 || code === 4 || code === 8 || code === 13 || code === 14) return true;
-    return /ECONNREFUSED|ECONNRESET|UNAVAILABLE|DEADLINE_EXCEEDED|no leader|leader changed|request timed out/i.test(err.message);
+    return /ECONNREFUSED|ECONNRESET|UNAVAILABLE|DEADLINE_EXCEEDED|no leader|leader changed|request timed out/i.test(
+      err.message,
+    );
   }
   return false;
 }
@@ -878,5 +927,3 @@ function freeze(object: KubeObject, metadata: KubeObject['metadata'], rv: number
   const meta = Object.freeze({ ...metadata, resourceVersion: String(rv) });
   return markChecked(Object.freeze({ ...object, metadata: meta }));
 }
-
-

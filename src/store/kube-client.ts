@@ -68,7 +68,8 @@ export class KubeClient {
     } catch {
       throw new Error(`invalid upstream server URL "${options.server}"`);
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`the upstream server URL must be http:// or https://, got "${options.server}"`);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw new Error(`the upstream server URL must be http:// or https://, got "${options.server}"`);
     this.server = url;
     this.options = options;
     this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
@@ -101,7 +102,9 @@ export class KubeClient {
     try {
       return { status: res.status, body: JSON.parse(res.text) as T };
     } catch {
-      throw new StoreUnavailableError(`${this.describe(req)}: the upstream answered ${res.status} with a body that is not JSON`);
+      throw new StoreUnavailableError(
+        `${this.describe(req)}: the upstream answered ${res.status} with a body that is not JSON`,
+      );
     }
   }
 
@@ -123,7 +126,12 @@ export class KubeClient {
     return `${req.method ?? 'GET'} ${this.server.origin}${req.path}`;
   }
 
-  private send(req: KubeRequest, timeoutMs: number, signal?: AbortSignal, streaming = false): Promise<http.IncomingMessage> {
+  private send(
+    req: KubeRequest,
+    timeoutMs: number,
+    signal?: AbortSignal,
+    streaming = false,
+  ): Promise<http.IncomingMessage> {
     const url = new URL(this.server.href.replace(/\/$/, '') + req.path);
     for (const [k, v] of Object.entries(req.query ?? {})) if (v !== undefined) url.searchParams.set(k, v);
     const headers: http.OutgoingHttpHeaders = { accept: 'application/json' };
@@ -146,7 +154,11 @@ export class KubeClient {
       const timer = setTimeout(() => r.destroy(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
       r.on('error', (err) => {
         clearTimeout(timer);
-        reject(new StoreUnavailableError(`${this.describe(req)}: the upstream is unreachable: ${err.message}`, { cause: err }));
+        reject(
+          new StoreUnavailableError(`${this.describe(req)}: the upstream is unreachable: ${err.message}`, {
+            cause: err,
+          }),
+        );
       });
       r.end(body);
     });
@@ -159,7 +171,11 @@ function readAll(res: http.IncomingMessage, req: KubeRequest): Promise<string> {
     res.on('data', (c: Buffer) => chunks.push(c));
     res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
     res.on('error', (err) =>
-      reject(new StoreUnavailableError(`${req.method ?? 'GET'} ${req.path}: the upstream answer broke off: ${err.message}`, { cause: err })),
+      reject(
+        new StoreUnavailableError(`${req.method ?? 'GET'} ${req.path}: the upstream answer broke off: ${err.message}`, {
+          cause: err,
+        }),
+      ),
     );
   });
 }
@@ -175,6 +191,10 @@ export function upstreamError(code: number, headers: http.IncomingHttpHeaders, t
   } catch {
     // not JSON: made up below
   }
-  status ??= makeStatus(code, http.STATUS_CODES[code]?.replace(/\s+/g, '') ?? 'Unknown', text.trim() === '' ? `the upstream answered ${code}` : text.trim().slice(0, 1000));
+  status ??= makeStatus(
+    code,
+    http.STATUS_CODES[code]?.replace(/\s+/g, '') ?? 'Unknown',
+    text.trim() === '' ? `the upstream answered ${code}` : text.trim().slice(0, 1000),
+  );
   return new UpstreamStatusError(code, status, retryAfter);
 }

@@ -111,13 +111,15 @@ export class KubeStore implements Store, PatchingStore {
     this.client = options.upstream instanceof KubeClient ? options.upstream : new KubeClient(options.upstream);
     this.pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
     this.streamInitialEvents = options.initialEvents === 'stream';
-    if (!Number.isInteger(this.pageSize) || this.pageSize < 1) throw new BadRequestError('pageSize must be an integer >= 1');
+    if (!Number.isInteger(this.pageSize) || this.pageSize < 1)
+      throw new BadRequestError('pageSize must be an integer >= 1');
     const clock = options.clock ?? realClock;
     const metrics = (this.metrics = upstreamMetrics(options.registry, options.resource.resource));
     this.backend = {
       clock,
       probeTimeoutSeconds: options.probeTimeoutSeconds ?? 3,
-      openWatch: (rv, signal, timeoutSeconds, initialEvents) => this.openWatch(rv, signal, timeoutSeconds, initialEvents),
+      openWatch: (rv, signal, timeoutSeconds, initialEvents) =>
+        this.openWatch(rv, signal, timeoutSeconds, initialEvents),
       reached: (ok, error) => {
         metrics.connected(ok ? 'ok' : 'failed');
         if (ok) this.health.recover(this);
@@ -169,7 +171,10 @@ export class KubeStore implements Store, PatchingStore {
     let token: string | undefined;
     let rv: number | undefined;
     do {
-      const { body } = await this.client.json<ListBody>({ path: this.collectionPath(), query: { limit: String(this.pageSize), continue: token } });
+      const { body } = await this.client.json<ListBody>({
+        path: this.collectionPath(),
+        query: { limit: String(this.pageSize), continue: token },
+      });
       // The first page fixes the RV; the upstream pins every continued page to it.
       rv ??= this.listRV(body);
       for (const item of body.items ?? []) items.push(item);
@@ -183,14 +188,23 @@ export class KubeStore implements Store, PatchingStore {
     this.metrics.listed();
     const abort = new AbortController();
     const res = await this.client.stream(
-      { path: this.collectionPath(), query: { watch: 'true', sendInitialEvents: 'true', resourceVersionMatch: 'NotOlderThan', allowWatchBookmarks: 'true' } },
+      {
+        path: this.collectionPath(),
+        query: {
+          watch: 'true',
+          sendInitialEvents: 'true',
+          resourceVersionMatch: 'NotOlderThan',
+          allowWatchBookmarks: 'true',
+        },
+      },
       abort.signal,
     );
     if (res.statusCode !== 200) {
       const chunks: Buffer[] = [];
       for await (const c of res) chunks.push(c as Buffer);
       const err = upstreamError(res.statusCode ?? 0, res.headers, Buffer.concat(chunks).toString('utf8'));
-      if (err.code >= 400 && err.code < 500 && err.code !== 410 && err.code !== 429) throw new WatchListUnsupported(err.message);
+      if (err.code >= 400 && err.code < 500 && err.code !== 410 && err.code !== 429)
+        throw new WatchListUnsupported(err.message);
       throw err;
     }
     return new Promise<StoreListResult>((resolve, reject) => {
@@ -210,15 +224,26 @@ export class KubeStore implements Store, PatchingStore {
             const status = ev.object as unknown as Status;
             return reject(new UpstreamStatusError(typeof status.code === 'number' ? status.code : 500, status));
           }
-          if (ev.type !== 'BOOKMARK' || ev.object.metadata.annotations?.['k8s.io/initial-events-end'] !== 'true') return;
+          if (ev.type !== 'BOOKMARK' || ev.object.metadata.annotations?.['k8s.io/initial-events-end'] !== 'true')
+            return;
           clearTimeout(timer);
           const rv = wireRV(ev.object);
           if (rv === undefined) {
             stream.close();
-            return reject(new StoreUnavailableError(`${this.client.server.origin}: an initial-events-end bookmark without a decimal resourceVersion`));
+            return reject(
+              new StoreUnavailableError(
+                `${this.client.server.origin}: an initial-events-end bookmark without a decimal resourceVersion`,
+              ),
+            );
           }
           // The reflector watches from this RV right after the list: keep the stream for it.
-          parked = { rv, stream, pending: [], ended: false, timer: setTimeout(() => this.unpark(), PARKED_STREAM_TIMEOUT_MS) };
+          parked = {
+            rv,
+            stream,
+            pending: [],
+            ended: false,
+            timer: setTimeout(() => this.unpark(), PARKED_STREAM_TIMEOUT_MS),
+          };
           parked.timer.unref();
           this.parked = parked;
           resolve({ items, resourceVersion: rv });
@@ -226,7 +251,12 @@ export class KubeStore implements Store, PatchingStore {
         onEnd: (err) => {
           clearTimeout(timer);
           if (parked !== undefined) parked.ended = err;
-          else reject(new StoreUnavailableError(`${this.client.server.origin}: the watch-list ended before its initial-events-end bookmark${err === undefined ? '' : `: ${err.message}`}`));
+          else
+            reject(
+              new StoreUnavailableError(
+                `${this.client.server.origin}: the watch-list ended before its initial-events-end bookmark${err === undefined ? '' : `: ${err.message}`}`,
+              ),
+            );
         },
       });
     });
@@ -263,11 +293,19 @@ export class KubeStore implements Store, PatchingStore {
   }
 
   /** Delete with the given preconditions (as DeleteOptions). */
-  delete(namespace: string, name: string, options: { resourceVersion?: string; uid?: string } = {}): Promise<KubeObject> {
+  delete(
+    namespace: string,
+    name: string,
+    options: { resourceVersion?: string; uid?: string } = {},
+  ): Promise<KubeObject> {
     const preconditions: Record<string, string> = {};
     if (options.resourceVersion !== undefined) preconditions.resourceVersion = options.resourceVersion;
     if (options.uid !== undefined) preconditions.uid = options.uid;
-    const body = { kind: 'DeleteOptions', apiVersion: 'v1', ...(Object.keys(preconditions).length > 0 ? { preconditions } : {}) };
+    const body = {
+      kind: 'DeleteOptions',
+      apiVersion: 'v1',
+      ...(Object.keys(preconditions).length > 0 ? { preconditions } : {}),
+    };
     return this.write({ method: 'DELETE', path: this.objectPath(namespace, name), body: JSON.stringify(body) });
   }
 
@@ -278,7 +316,10 @@ export class KubeStore implements Store, PatchingStore {
       path: this.objectPath(namespace, name),
       body: request.body,
       contentType: request.contentType,
-      query: { fieldManager: request.fieldManager, force: request.force === undefined ? undefined : String(request.force) },
+      query: {
+        fieldManager: request.fieldManager,
+        force: request.force === undefined ? undefined : String(request.force),
+      },
     });
   }
 
@@ -296,7 +337,8 @@ export class KubeStore implements Store, PatchingStore {
     onError: (error: Error) => void,
     onProgress?: (resourceVersion: number) => void,
   ): StoreWatch {
-    if (!Number.isSafeInteger(afterRV) || afterRV < 0) throw new BadRequestError(`invalid watch resource version ${afterRV}`);
+    if (!Number.isSafeInteger(afterRV) || afterRV < 0)
+      throw new BadRequestError(`invalid watch resource version ${afterRV}`);
     const w = new KubeWatch(this.backend, afterRV, onEvent, onError, onProgress);
     if (this.closed) {
       queueMicrotask(() => onError(new StoreUnavailableError('KubeStore is closed')));
@@ -332,11 +374,21 @@ export class KubeStore implements Store, PatchingStore {
 
   // ---------------------------------------------------------------- paths
 
-  private openWatch(rv: number, signal: AbortSignal, timeoutSeconds?: number, initialEvents?: boolean): Promise<IncomingMessage> {
+  private openWatch(
+    rv: number,
+    signal: AbortSignal,
+    timeoutSeconds?: number,
+    initialEvents?: boolean,
+  ): Promise<IncomingMessage> {
     if (this.closed) return Promise.reject(new StoreUnavailableError('KubeStore is closed'));
-    const query: Record<string, string | undefined> = { watch: 'true', resourceVersion: String(rv), allowWatchBookmarks: 'true' };
+    const query: Record<string, string | undefined> = {
+      watch: 'true',
+      resourceVersion: String(rv),
+      allowWatchBookmarks: 'true',
+    };
     if (timeoutSeconds !== undefined) query.timeoutSeconds = String(timeoutSeconds);
-    if (initialEvents === true) Object.assign(query, { sendInitialEvents: 'true', resourceVersionMatch: 'NotOlderThan' });
+    if (initialEvents === true)
+      Object.assign(query, { sendInitialEvents: 'true', resourceVersionMatch: 'NotOlderThan' });
     return this.client.stream({ path: this.collectionPath(), query }, signal);
   }
 
@@ -349,7 +401,9 @@ export class KubeStore implements Store, PatchingStore {
   private listRV(body: ListBody): number {
     const rv = wireRV(body);
     if (rv === undefined) {
-      throw new StoreUnavailableError(`${this.client.server.origin}${this.collectionPath()}: the upstream's list has no decimal metadata.resourceVersion ("${String(body.metadata?.resourceVersion)}")`);
+      throw new StoreUnavailableError(
+        `${this.client.server.origin}${this.collectionPath()}: the upstream's list has no decimal metadata.resourceVersion ("${String(body.metadata?.resourceVersion)}")`,
+      );
     }
     return rv;
   }

@@ -73,7 +73,14 @@ export class KubeWatchStream {
       return;
     }
     const ev = parsed as Partial<WireWatchEvent>;
-    if (ev === null || typeof ev !== 'object' || typeof ev.type !== 'string' || !TYPES.has(ev.type) || ev.object === null || typeof ev.object !== 'object') {
+    if (
+      ev === null ||
+      typeof ev !== 'object' ||
+      typeof ev.type !== 'string' ||
+      !TYPES.has(ev.type) ||
+      ev.object === null ||
+      typeof ev.object !== 'object'
+    ) {
       this.fail(new Error(`malformed watch event: ${line.toString('utf8').slice(0, 200)}`));
       return;
     }

@@ -45,7 +45,12 @@ export interface KubeWatchBackend {
    * Open `?watch=true&resourceVersion=rv&allowWatchBookmarks=true` (+ timeoutSeconds when given;
    * + sendInitialEvents=true&resourceVersionMatch=NotOlderThan when `initialEvents`).
    */
-  openWatch(rv: number, signal: AbortSignal, timeoutSeconds?: number, initialEvents?: boolean): Promise<IncomingMessage>;
+  openWatch(
+    rv: number,
+    signal: AbortSignal,
+    timeoutSeconds?: number,
+    initialEvents?: boolean,
+  ): Promise<IncomingMessage>;
   /** A watch reached the upstream (200) or could not (refused, 5xx...). */
   reached(ok: boolean, error?: Error): void;
   /** The upstream answered 410 (the watch ends; the cache re-lists). */
@@ -169,7 +174,8 @@ export class KubeWatch {
     if (rv === undefined) return this.retry(new Error(`a ${ev.type} event without a valid metadata.resourceVersion`));
     this.receivedOnStream++;
     if (this.initial !== undefined) {
-      if (ev.type !== 'BOOKMARK') return void this.initial.push({ type: ev.type, object: ev.object, resourceVersion: rv });
+      if (ev.type !== 'BOOKMARK')
+        return void this.initial.push({ type: ev.type, object: ev.object, resourceVersion: rv });
       if (ev.object.metadata.annotations?.['k8s.io/initial-events-end'] !== 'true') return;
       // The state at `rv`: each object once, at its RV; in RV order it is a valid change sequence.
       const initial = this.initial.sort((a, b) => a.resourceVersion - b.resourceVersion);

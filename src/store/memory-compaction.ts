@@ -20,7 +20,11 @@ export interface CompactionLimits {
   readonly maxAgeMs: number;
 }
 
-export const DEFAULT_COMPACTION: CompactionLimits = Object.freeze({ maxEvents: 100_000, maxBytes: 64 * 1024 * 1024, maxAgeMs: 5 * 60_000 });
+export const DEFAULT_COMPACTION: CompactionLimits = Object.freeze({
+  maxEvents: 100_000,
+  maxBytes: 64 * 1024 * 1024,
+  maxAgeMs: 5 * 60_000,
+});
 
 const CUT_TO = 0.9;
 
@@ -34,7 +38,8 @@ export class LogBudget {
 
   constructor(limits: Partial<CompactionLimits> = {}) {
     const l = { ...DEFAULT_COMPACTION, ...limits };
-    for (const [k, v] of Object.entries(l)) if (!(typeof v === 'number' && v >= 1)) throw new RangeError(`compaction ${k} must be >= 1, got ${String(v)}`);
+    for (const [k, v] of Object.entries(l))
+      if (!(typeof v === 'number' && v >= 1)) throw new RangeError(`compaction ${k} must be >= 1, got ${String(v)}`);
     this.limits = l;
   }
 

@@ -34,7 +34,12 @@ import {
 import { LogBudget, type CompactionLimits } from './memory-compaction.js';
 import { StoreCompactedError } from './store-errors.js';
 import { DEFAULT_OBJECT_LIMITS, markChecked, storableObject, type ObjectLimits } from './stored-shape.js';
-import { checkDeletePreconditions, checkPrecondition, identify, type DeletePreconditions } from './write-preconditions.js';
+import {
+  checkDeletePreconditions,
+  checkPrecondition,
+  identify,
+  type DeletePreconditions,
+} from './write-preconditions.js';
 
 interface Subscriber {
   nextIndex: number; // index into `log` of the next event to deliver
@@ -74,7 +79,8 @@ export class MemoryStore implements Store {
     this.clock = options.clock ?? realClock;
     this.kind = options.kind ?? 'Pod';
     const start = options.startResourceVersion ?? 0;
-    if (!Number.isSafeInteger(start) || start < 0) throw new BadRequestError(`startResourceVersion must be a safe integer >= 0, got ${start}`);
+    if (!Number.isSafeInteger(start) || start < 0)
+      throw new BadRequestError(`startResourceVersion must be a safe integer >= 0, got ${start}`);
     // Nothing below the start was ever written here: a watch from there is as if compacted.
     this.rv = start;
     this.compactedRV = start;
@@ -152,7 +158,11 @@ export class MemoryStore implements Store {
     checkDeletePreconditions(options, prev, name);
     const rv = this.rv + 1;
     const last = markChecked({ ...prev, metadata: { ...prev.metadata, resourceVersion: String(rv) } });
-    this.commit(key, { type: 'DELETED', object: last, prevObject: prev, resourceVersion: rv }, this.sizes.get(key) ?? 0);
+    this.commit(
+      key,
+      { type: 'DELETED', object: last, prevObject: prev, resourceVersion: rv },
+      this.sizes.get(key) ?? 0,
+    );
     return last;
   }
 
@@ -237,9 +247,11 @@ export class MemoryStore implements Store {
   }
 }
 
-
-
-function stamp(object: KubeObject, rv: number, keep: { uid: string | undefined; creationTimestamp: string | undefined }): KubeObject {
+function stamp(
+  object: KubeObject,
+  rv: number,
+  keep: { uid: string | undefined; creationTimestamp: string | undefined },
+): KubeObject {
   const metadata = { ...object.metadata, resourceVersion: String(rv) };
   if (keep.uid !== undefined) metadata.uid = keep.uid;
   if (keep.creationTimestamp !== undefined) metadata.creationTimestamp = keep.creationTimestamp;

@@ -32,7 +32,12 @@ export class StoreUnavailableError extends WatchCacheError {
 export class UpstreamStatusError extends WatchCacheError {
   constructor(code: number, upstream: Status, retryAfterSeconds?: number) {
     const retry = retryAfterSeconds ?? upstream.details?.retryAfterSeconds;
-    super(code, upstream.reason ?? '', upstream.message ?? '', retry === undefined ? upstream.details : { ...upstream.details, retryAfterSeconds: retry });
+    super(
+      code,
+      upstream.reason ?? '',
+      upstream.message ?? '',
+      retry === undefined ? upstream.details : { ...upstream.details, retryAfterSeconds: retry },
+    );
     this.name = 'UpstreamStatusError';
     // The upstream's Status, unchanged (the base class built its own from code/reason/message).
     Object.defineProperty(this, 'status', { value: upstream, enumerable: true });

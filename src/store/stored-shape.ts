@@ -46,7 +46,16 @@ export const DEFAULT_OBJECT_LIMITS: ObjectLimits = Object.freeze({ maxDepth: 256
 /** An object that does not have the stored shape: 400 BadRequest. */
 class ShapeError extends BadRequestError {}
 
-const STRING_FIELDS = ['name', 'namespace', 'generateName', 'resourceVersion', 'uid', 'creationTimestamp', 'deletionTimestamp', 'selfLink'] as const;
+const STRING_FIELDS = [
+  'name',
+  'namespace',
+  'generateName',
+  'resourceVersion',
+  'uid',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'selfLink',
+] as const;
 const STRING_MAPS = ['labels', 'annotations'] as const;
 const NUMBER_FIELDS = ['generation', 'deletionGracePeriodSeconds'] as const;
 const LISTS = ['finalizers', 'ownerReferences', 'managedFields'] as const;
@@ -87,7 +96,11 @@ function measure(v: unknown, path: string, depth: number, limits: ObjectLimits):
       }
       if (!isPlainObject(v)) throw bad(`${path} is not a JSON object`);
       let n = 2;
-      for (const key of Object.keys(v)) n += key.length + 4 + measure((v as Record<string, unknown>)[key], path === '' ? key : `${path}.${key}`, depth + 1, limits);
+      for (const key of Object.keys(v))
+        n +=
+          key.length +
+          4 +
+          measure((v as Record<string, unknown>)[key], path === '' ? key : `${path}.${key}`, depth + 1, limits);
       return n;
     }
     default:
@@ -118,7 +131,8 @@ function checkMetadata(meta: Record<string, unknown>): string[] {
     else if (v !== undefined) {
       if (!isRecord(v)) throw bad(`metadata.${f} must be a map of strings`);
       for (const k of Object.keys(v)) {
-        if (typeof v[k] !== 'string') throw bad(`metadata.${f}["${k}"] must be a string, got ${v[k] === null ? 'null' : typeof v[k]}`);
+        if (typeof v[k] !== 'string')
+          throw bad(`metadata.${f}["${k}"] must be a string, got ${v[k] === null ? 'null' : typeof v[k]}`);
       }
     }
   }
@@ -127,7 +141,8 @@ function checkMetadata(meta: Record<string, unknown>): string[] {
     if (v === null) nulls.push(f);
     else if (v !== undefined) {
       if (!Array.isArray(v)) throw bad(`metadata.${f} must be a list`);
-      if (f === 'finalizers' && v.some((x) => typeof x !== 'string')) throw bad('metadata.finalizers must be a list of strings');
+      if (f === 'finalizers' && v.some((x) => typeof x !== 'string'))
+        throw bad('metadata.finalizers must be a list of strings');
       if (f !== 'finalizers' && v.some((x) => !isRecord(x))) throw bad(`metadata.${f} must be a list of objects`);
     }
   }
@@ -139,7 +154,10 @@ function checkMetadata(meta: Record<string, unknown>): string[] {
  * when it has null maps/fields or a null kind/apiVersion, a copy without
  * them) and its estimated JSON size. Throws a 400 BadRequest (413 past maxBytes).
  */
-export function storableObject(object: unknown, limits: ObjectLimits = DEFAULT_OBJECT_LIMITS): { object: KubeObject; bytes: number } {
+export function storableObject(
+  object: unknown,
+  limits: ObjectLimits = DEFAULT_OBJECT_LIMITS,
+): { object: KubeObject; bytes: number } {
   if (!isRecord(object) || !isPlainObject(object)) throw bad('the object must be a JSON object');
   if (!isRecord(object.metadata)) throw bad('metadata is required and must be an object');
   const nulls = checkMetadata(object.metadata);
@@ -150,7 +168,9 @@ export function storableObject(object: unknown, limits: ObjectLimits = DEFAULT_O
   }
   const bytes = measure(object, '', 0, limits);
   if (bytes > limits.maxBytes) {
-    throw new RequestEntityTooLargeError(`the object is larger than the limit of ${limits.maxBytes} bytes (about ${bytes} bytes of JSON)`);
+    throw new RequestEntityTooLargeError(
+      `the object is larger than the limit of ${limits.maxBytes} bytes (about ${bytes} bytes of JSON)`,
+    );
   }
   if (nulls.length === 0 && topNulls.length === 0) return { object: object as KubeObject, bytes };
   const metadata = { ...object.metadata };
@@ -198,7 +218,10 @@ export function readableEvent(event: StoreEvent): StoreEvent | undefined {
     return out;
   }
   if (event.type !== 'ADDED' && prev !== undefined) {
-    const last = { ...prev, metadata: { ...prev.metadata, resourceVersion: String(event.resourceVersion) } } as KubeObject;
+    const last = {
+      ...prev,
+      metadata: { ...prev.metadata, resourceVersion: String(event.resourceVersion) },
+    } as KubeObject;
     return { type: 'DELETED', object: markChecked(last), prevObject: prev, resourceVersion: event.resourceVersion };
   }
   return undefined;

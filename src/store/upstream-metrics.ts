@@ -20,8 +20,18 @@ function counter(registry: Registry, name: string, help: string, labelNames: str
 /** The metrics of one resource's store (a no-op without a registry). */
 export function upstreamMetrics(registry: Registry | undefined, resource: string): UpstreamMetrics {
   if (registry === undefined) return { listed: () => undefined, connected: () => undefined };
-  const lists = counter(registry, 'watchcache_upstream_lists_total', 'Full lists of the upstream API server (start and re-lists).', ['resource']);
-  const connects = counter(registry, 'watchcache_upstream_watch_connects_total', 'Watch connects to the upstream API server, by result (ok, failed, expired).', ['resource', 'result']);
+  const lists = counter(
+    registry,
+    'watchcache_upstream_lists_total',
+    'Full lists of the upstream API server (start and re-lists).',
+    ['resource'],
+  );
+  const connects = counter(
+    registry,
+    'watchcache_upstream_watch_connects_total',
+    'Watch connects to the upstream API server, by result (ok, failed, expired).',
+    ['resource', 'result'],
+  );
   return {
     listed: () => lists.inc({ resource }),
     connected: (result) => connects.inc({ resource, result }),

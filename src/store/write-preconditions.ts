@@ -54,10 +54,16 @@ export class PreconditionFailedError extends ConflictError {
 /** Check a DELETE's preconditions against the stored object (uid first, then resourceVersion, as Kubernetes). */
 export function checkDeletePreconditions(pre: DeletePreconditions, stored: KubeObject, name: string): void {
   if (pre.uid !== undefined && pre.uid !== stored.metadata.uid) {
-    throw new PreconditionFailedError(name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${stored.metadata.uid ?? ''}`);
+    throw new PreconditionFailedError(
+      name,
+      `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${stored.metadata.uid ?? ''}`,
+    );
   }
   const rv = pre.resourceVersion;
   if (rv !== undefined && rv !== '' && rv !== stored.metadata.resourceVersion) {
-    throw new PreconditionFailedError(name, `Precondition failed: ResourceVersion in precondition: ${rv}, ResourceVersion in object meta: ${stored.metadata.resourceVersion ?? ''}`);
+    throw new PreconditionFailedError(
+      name,
+      `Precondition failed: ResourceVersion in precondition: ${rv}, ResourceVersion in object meta: ${stored.metadata.resourceVersion ?? ''}`,
+    );
   }
 }

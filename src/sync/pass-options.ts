@@ -61,17 +61,32 @@ const ALPHA_PASS_DEFAULTS: Readonly<Partial<PassOptions>> = Object.freeze({ scan
  * 50,000 events behind at 2,000 pushes per 10 ms pass took tens of seconds.
  * The member cap and the one-channel-per-cohort rule still bound a pass.
  */
-const BETA_PASS_DEFAULTS: Readonly<Partial<PassOptions>> = Object.freeze({ maxWatchers: 4096, scanBudget: 20_000, pushBudget: 100_000, busyShare: 0.5 });
+const BETA_PASS_DEFAULTS: Readonly<Partial<PassOptions>> = Object.freeze({
+  maxWatchers: 4096,
+  scanBudget: 20_000,
+  pushBudget: 100_000,
+  busyShare: 0.5,
+});
 
 /** The options a pass runs with: `input` over the mode's defaults (without a mode: the KEP's initial values). */
-export function resolvePassOptions(input: Partial<PassOptions> | undefined, mode: 'off' | 'alpha' | 'beta' = 'off'): PassOptions {
-  const o = { ...DEFAULT_PASS_OPTIONS, ...(mode === 'alpha' ? ALPHA_PASS_DEFAULTS : mode === 'beta' ? BETA_PASS_DEFAULTS : {}), ...(input ?? {}) };
-  if (!['kep', 'fifo', 'position'].includes(o.candidateOrder)) throw new BadRequestError(`pass.candidateOrder must be kep, fifo or position, got ${String(o.candidateOrder)}`);
+export function resolvePassOptions(
+  input: Partial<PassOptions> | undefined,
+  mode: 'off' | 'alpha' | 'beta' = 'off',
+): PassOptions {
+  const o = {
+    ...DEFAULT_PASS_OPTIONS,
+    ...(mode === 'alpha' ? ALPHA_PASS_DEFAULTS : mode === 'beta' ? BETA_PASS_DEFAULTS : {}),
+    ...(input ?? {}),
+  };
+  if (!['kep', 'fifo', 'position'].includes(o.candidateOrder))
+    throw new BadRequestError(`pass.candidateOrder must be kep, fifo or position, got ${String(o.candidateOrder)}`);
   for (const [k, v] of Object.entries(o)) {
     if (k === 'candidateOrder') continue;
-    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw new BadRequestError(`pass.${k} must be a finite number >= 0, got ${String(v)}`);
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0)
+      throw new BadRequestError(`pass.${k} must be a finite number >= 0, got ${String(v)}`);
   }
-  if (o.maxWatchers < 1 || o.scanBudget < 1 || o.pushBudget < 1) throw new BadRequestError('pass.maxWatchers, pass.scanBudget and pass.pushBudget must be >= 1');
+  if (o.maxWatchers < 1 || o.scanBudget < 1 || o.pushBudget < 1)
+    throw new BadRequestError('pass.maxWatchers, pass.scanBudget and pass.pushBudget must be >= 1');
   if (o.busyMinMs > o.busyMaxMs) throw new BadRequestError('pass.busyMinMs must be <= pass.busyMaxMs');
   if (o.busyShare <= 0 || o.busyShare >= 1) throw new BadRequestError('pass.busyShare must be in (0, 1)');
   return o;

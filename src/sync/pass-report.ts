@@ -25,7 +25,8 @@ export class PassReport {
 
   /** The pass starts over `members` (a copy it then walks); returns them. */
   started<M extends PassMember>(members: M[], oldestServableRV: number | undefined): M[] {
-    if (channels.passStart.hasSubscribers) channels.passStart.publish({ cache: this.source, members, oldestServableRV });
+    if (channels.passStart.hasSubscribers)
+      channels.passStart.publish({ cache: this.source, members, oldestServableRV });
     return members;
   }
 
@@ -53,7 +54,14 @@ export class PassReport {
 
   private publish(ended: boolean): void {
     const s = this.stats;
-    const message = { cache: this.source, opens: s.cohorts - this.opens, scanned: s.scanned - this.scanned, pushes: s.pushes - this.pushes, durationMs: performance.now() - this.since, ended: ended ? s : undefined };
+    const message = {
+      cache: this.source,
+      opens: s.cohorts - this.opens,
+      scanned: s.scanned - this.scanned,
+      pushes: s.pushes - this.pushes,
+      durationMs: performance.now() - this.since,
+      ended: ended ? s : undefined,
+    };
     this.opens = s.cohorts;
     this.scanned = s.scanned;
     this.pushes = s.pushes;

@@ -135,7 +135,8 @@ export class PassScheduler {
     let ended: PassStats | undefined;
     const busy = this.clock.busyForMs?.() ?? 0;
     const runPass = (done: (stats: PassStats) => void): void => {
-      if (busy > 0) this.clock.setTimeout(() => this.runner.runPass(done), 0); // starts when the thread is free
+      if (busy > 0)
+        this.clock.setTimeout(() => this.runner.runPass(done), 0); // starts when the thread is free
       else this.runner.runPass(done);
     };
     runPass((stats) => {
@@ -149,7 +150,11 @@ export class PassScheduler {
         const scaled = (ms * (1 - o.busyShare)) / o.busyShare;
         this.periodKind = 'busy';
         this.period = Math.min(o.busyMaxMs, Math.max(o.busyMinMs, scaled));
-      } else if (stats.served === 0 && stats.expired === 0 && (stats.fullSkipped === 0 || this.runner.signalsRoom === true)) {
+      } else if (
+        stats.served === 0 &&
+        stats.expired === 0 &&
+        (stats.fullSkipped === 0 || this.runner.signalsRoom === true)
+      ) {
         // Idle only when nobody is waiting: a watcher skipped for a full channel may be draining it,
         // unless a room signal brings the period back to normal as soon as one does (onRoom).
         this.periodKind = 'idle';
@@ -176,11 +181,14 @@ export class PassScheduler {
       this.disarm();
     }
     this.timerAt = at;
-    this.timer = this.clock.setTimeout(() => {
-      this.timer = undefined;
-      this.timerAt = Infinity;
-      if (!this.running && !this.stopped && this.runner.hasWork()) this.run();
-    }, Math.max(0, at - this.clock.now()));
+    this.timer = this.clock.setTimeout(
+      () => {
+        this.timer = undefined;
+        this.timerAt = Infinity;
+        if (!this.running && !this.stopped && this.runner.hasWork()) this.run();
+      },
+      Math.max(0, at - this.clock.now()),
+    );
   }
 
   private disarm(): void {

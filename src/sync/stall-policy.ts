@@ -49,7 +49,15 @@ export class StallPolicy implements FullChannelPolicy, PassHost<WatchCacheEvent,
   /** The cache this policy serves (the observer channels' `cache`). */
   private readonly source: object;
 
-  constructor(clock: Clock, options: PassOptions, history: EventHistory, metrics: CacheMetrics, hooks: StallHooks, source?: object, faults?: FaultPoints) {
+  constructor(
+    clock: Clock,
+    options: PassOptions,
+    history: EventHistory,
+    metrics: CacheMetrics,
+    hooks: StallHooks,
+    source?: object,
+    faults?: FaultPoints,
+  ) {
     this.source = source ?? this;
     this.clock = clock;
     this.history = history;
@@ -68,7 +76,17 @@ export class StallPolicy implements FullChannelPolicy, PassHost<WatchCacheEvent,
       passEnded: (stats, workMs) => {
         if (!channels.pass.hasSubscribers) return;
         const { scanned, pushes, cohorts, resynced, expired } = stats;
-        channels.pass.publish({ cache: this.source, thread: 'main', passes: 1, durationMs: workMs, scanned, pushes, cohorts, resynced, expired });
+        channels.pass.publish({
+          cache: this.source,
+          thread: 'main',
+          passes: 1,
+          durationMs: workMs,
+          scanned,
+          pushes,
+          cohorts,
+          resynced,
+          expired,
+        });
       },
     });
   }

@@ -142,9 +142,23 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
   run(unsynced: Iterable<M>, done: (stats: PassStats) => void): void {
     const host = this.host;
     const o = this.options;
-    const stats: PassStats = { candidates: 0, cohorts: 0, scanned: 0, pushes: 0, expired: 0, resynced: 0, served: 0, leftOwedFull: false, pushBudgetSpent: false, fullSkipped: 0 };
+    const stats: PassStats = {
+      candidates: 0,
+      cohorts: 0,
+      scanned: 0,
+      pushes: 0,
+      expired: 0,
+      resynced: 0,
+      served: 0,
+      leftOwedFull: false,
+      pushBudgetSpent: false,
+      fullSkipped: 0,
+    };
     // Observed (watchcache:pass-start, :pass-work, :pass-resync) only while someone subscribes.
-    const report = channels.passStart.hasSubscribers || channels.passWork.hasSubscribers || channels.passResync.hasSubscribers ? new PassReport(this.source, stats) : undefined;
+    const report =
+      channels.passStart.hasSubscribers || channels.passWork.hasSubscribers || channels.passResync.hasSubscribers
+        ? new PassReport(this.source, stats)
+        : undefined;
     // Run `fn` later through the host; an observed pass reports each retry round's work at its end.
     const later = (fn: () => void): void => host.defer(report === undefined ? fn : () => report.stretch(fn));
 
@@ -167,18 +181,19 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
     }
     const cursor = this.cursor;
     if (o.candidateOrder === 'position') candidates.sort((a, b) => a.cursor.position - b.cursor.position);
-    else if (o.candidateOrder === 'kep') candidates.sort((a, b) => {
-      const fa = a.free / a.capacity;
-      const fb = b.free / b.capacity;
-      if (fa !== fb) return fb - fa; // (a) larger free share first
-      const na = a.cursor.newUnsynced || a.cursor.drainedSinceService ? 0 : 1;
-      const nb = b.cursor.newUnsynced || b.cursor.drainedSinceService ? 0 : 1;
-      if (na !== nb) return na - nb; // (b) new or drained first
-      const ra = a.cursor.position >= cursor ? 0 : 1;
-      const rb = b.cursor.position >= cursor ? 0 : 1;
-      if (ra !== rb) return ra - rb; // (c) rotation: at or above the cursor first
-      return a.cursor.position - b.cursor.position;
-    });
+    else if (o.candidateOrder === 'kep')
+      candidates.sort((a, b) => {
+        const fa = a.free / a.capacity;
+        const fb = b.free / b.capacity;
+        if (fa !== fb) return fb - fa; // (a) larger free share first
+        const na = a.cursor.newUnsynced || a.cursor.drainedSinceService ? 0 : 1;
+        const nb = b.cursor.newUnsynced || b.cursor.drainedSinceService ? 0 : 1;
+        if (na !== nb) return na - nb; // (b) new or drained first
+        const ra = a.cursor.position >= cursor ? 0 : 1;
+        const rb = b.cursor.position >= cursor ? 0 : 1;
+        if (ra !== rb) return ra - rb; // (c) rotation: at or above the cursor first
+        return a.cursor.position - b.cursor.position;
+      });
     // ('fifo' keeps the unsynced set's insertion order: the order watchers stalled.)
     if (candidates.length > o.maxWatchers) candidates.length = o.maxWatchers; // member cap
     stats.candidates = candidates.length;
@@ -193,14 +208,15 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
     let lastCohortScanned = -1;
 
     // ---- Step 2: cohorts ----
-    for (let next = 0; next < n && scanBudget > 0 && pushBudget > 0; ) {
+    for (let next = 0; next < n && scanBudget > 0 && pushBudget > 0;) {
       while (next < n && served[next]) next++;
       if (next >= n) break;
       const leadIdx = next;
       const lead = candidates[leadIdx]!;
       // Followers: unserved candidates at or above the lead, by position (never one below the lead).
       const followers: number[] = [];
-      for (let i = 0; i < n; i++) if (!served[i] && i !== leadIdx && candidates[i]!.cursor.position >= lead.cursor.position) followers.push(i);
+      for (let i = 0; i < n; i++)
+        if (!served[i] && i !== leadIdx && candidates[i]!.cursor.position >= lead.cursor.position) followers.push(i);
       followers.sort((a, b) => candidates[a]!.cursor.position - candidates[b]!.cursor.position);
       const members: number[] = [leadIdx];
       served[leadIdx] = 1;
@@ -290,7 +306,10 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
         host.served?.(m);
         m.cursor.served();
         // ---- Step 6: resync when the cohort scan reached the resync point ----
-        if ((reachedEnd && m.cursor.position >= resyncPoint) || (this.faults !== undefined && !reachedEnd && this.faults.resyncEarly())) {
+        if (
+          (reachedEnd && m.cursor.position >= resyncPoint) ||
+          (this.faults !== undefined && !reachedEnd && this.faults.resyncEarly())
+        ) {
           report?.resyncing(m);
           host.resync(m);
           stats.resynced++;

@@ -84,7 +84,14 @@ export class UnsyncedSet<W extends UnsyncedMember> implements Iterable<W> {
     const fresh = w.cursor.markUnsynced();
     this.members.set(w.id, w);
     this.metricsChanged();
-    if (fresh && channels.stall.hasSubscribers) channels.stall.publish({ cache: this.source, watcherId: w.id, position: w.cursor.position, cause, unsynced: this.members.size });
+    if (fresh && channels.stall.hasSubscribers)
+      channels.stall.publish({
+        cache: this.source,
+        watcherId: w.id,
+        position: w.cursor.position,
+        cause,
+        unsynced: this.members.size,
+      });
     return fresh;
   }
 
@@ -95,7 +102,14 @@ export class UnsyncedSet<W extends UnsyncedMember> implements Iterable<W> {
     this.metrics.catchupRounds.inc();
     this.metrics.catchupEvents.observe(w.cursor.passPushes);
     this.metricsChanged();
-    if (channels.resync.hasSubscribers) channels.resync.publish({ cache: this.source, watcherId: w.id, position: w.cursor.position, passPushes: w.cursor.passPushes, unsynced: this.members.size });
+    if (channels.resync.hasSubscribers)
+      channels.resync.publish({
+        cache: this.source,
+        watcherId: w.id,
+        position: w.cursor.position,
+        passPushes: w.cursor.passPushes,
+        unsynced: this.members.size,
+      });
   }
 
   /** Leave the set without resyncing (ended, expired, or handed over); true if it was a member. */

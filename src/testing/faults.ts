@@ -20,7 +20,14 @@ import type { Watcher } from '../watch/watcher.js';
 import type { WatchEvent } from '../wire/watch-event.js';
 
 export type FaultName = 'drop' | 'duplicate' | 'reorder' | 'bookmark-backwards' | 'skip-transition' | 'early-resync';
-export const FAULT_NAMES: readonly FaultName[] = ['drop', 'duplicate', 'reorder', 'bookmark-backwards', 'skip-transition', 'early-resync'];
+export const FAULT_NAMES: readonly FaultName[] = [
+  'drop',
+  'duplicate',
+  'reorder',
+  'bookmark-backwards',
+  'skip-transition',
+  'early-resync',
+];
 
 export class FaultSwitch implements FaultPoints {
   private active: FaultName | undefined;

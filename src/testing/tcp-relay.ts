@@ -86,7 +86,8 @@ export class TcpRelay {
     this.peers.set(upstream, client);
     client.pipe(upstream);
     upstream.on('data', (chunk: Buffer) => {
-      for (let i = chunk.indexOf(EVENT_START); i >= 0; i = chunk.indexOf(EVENT_START, i + EVENT_START.length)) this.eventsDown++;
+      for (let i = chunk.indexOf(EVENT_START); i >= 0; i = chunk.indexOf(EVENT_START, i + EVENT_START.length))
+        this.eventsDown++;
     });
     upstream.pipe(client);
   }

@@ -13,7 +13,8 @@ export class EventQueue {
   private count = 0;
 
   constructor(capacity: number) {
-    if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError(`channel capacity must be an integer >= 1, got ${capacity}`);
+    if (!Number.isInteger(capacity) || capacity < 1)
+      throw new RangeError(`channel capacity must be an integer >= 1, got ${capacity}`);
     this.capacity = capacity;
     this.slots = new Array<WatchEvent | undefined>(capacity).fill(undefined);
   }

@@ -16,7 +16,10 @@ import type { EndReason } from './watcher.js';
 /** The shared, encoded-once event (read-only: every watcher that selects it gets the same one). */
 type EventBody = Omit<WatchEvent, 'type' | 'object'>;
 
-export type ObjectWatchEvent = EventBody & { readonly type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK'; readonly object: KubeObject };
+export type ObjectWatchEvent = EventBody & {
+  readonly type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK';
+  readonly object: KubeObject;
+};
 export type ErrorWatchEvent = EventBody & { readonly type: 'ERROR'; readonly object: Status };
 export type CacheWatchEvent = ObjectWatchEvent | ErrorWatchEvent;
 

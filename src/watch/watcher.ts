@@ -211,7 +211,8 @@ export class Watcher implements AsyncIterableIterator<WatchEvent> {
   next(): Promise<IteratorResult<WatchEvent>> {
     const r = this.poll();
     if (r !== undefined) return Promise.resolve(r);
-    if (this.waiter !== undefined) return Promise.reject(new Error('watch: next() called again before the previous call resolved'));
+    if (this.waiter !== undefined)
+      return Promise.reject(new Error('watch: next() called again before the previous call resolved'));
     return new Promise((resolve) => {
       this.waiter = resolve;
     });

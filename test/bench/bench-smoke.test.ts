@@ -24,7 +24,8 @@ function assertFiniteNumbers(value: unknown, path = 'row'): number {
     return 1;
   }
   if (Array.isArray(value)) return value.reduce((n: number, v, i) => n + assertFiniteNumbers(v, `${path}[${i}]`), 0);
-  if (value !== null && typeof value === 'object') return Object.entries(value).reduce((n: number, [k, v]) => n + assertFiniteNumbers(v, `${path}.${k}`), 0);
+  if (value !== null && typeof value === 'object')
+    return Object.entries(value).reduce((n: number, [k, v]) => n + assertFiniteNumbers(v, `${path}.${k}`), 0);
   return 0;
 }
 
@@ -32,18 +33,59 @@ const rows: KepRow[] = [];
 
 for (const mode of ['off', 'alpha', 'beta'] as Mode[]) {
   test(`KEP bench smoke (${mode}): structure and finite numbers`, { timeout: 60_000 }, async () => {
-    const row = await runKepOnce({ mode, slow: 20, healthy: 1, variant: 'stalled', rate: 400, slowReadRate: 100, channelCapacity: 10, stallS: 0.5, resumeS: 0.5, pods: 50, warmupWrites: 200 });
+    const row = await runKepOnce({
+      mode,
+      slow: 20,
+      healthy: 1,
+      variant: 'stalled',
+      rate: 400,
+      slowReadRate: 100,
+      channelCapacity: 10,
+      stallS: 0.5,
+      resumeS: 0.5,
+      pods: 50,
+      warmupWrites: 200,
+    });
     rows.push(row);
     assert.equal(row.mode, mode);
     assert.equal(row.slow, 20);
     for (const key of ['latency', 'latencyStall', 'latencyResume', 'writerLag'] as const) {
-      for (const f of ['count', 'meanUs', 'p50Us', 'p90Us', 'p99Us', 'p999Us', 'maxUs'] as const) assert.equal(typeof row[key][f], 'number', `${key}.${f}`);
+      for (const f of ['count', 'meanUs', 'p50Us', 'p90Us', 'p99Us', 'p999Us', 'maxUs'] as const)
+        assert.equal(typeof row[key][f], 'number', `${key}.${f}`);
     }
-    for (const f of ['eventsWritten', 'eventsPerSecIn', 'pushes', 'pushesPerSecOut', 'forceCloses', 'healthyEnded', 'expired410', 'reconnects', 'encodingsPerEvent', 'msgpackPerEvent', 'passes', 'passWorkMs', 'catchupShare', 'workerShare', 'workerBusyStall', 'scanned', 'scanRatePerS', 'elu', 'cpuMs'] as const) {
+    for (const f of [
+      'eventsWritten',
+      'eventsPerSecIn',
+      'pushes',
+      'pushesPerSecOut',
+      'forceCloses',
+      'healthyEnded',
+      'expired410',
+      'reconnects',
+      'encodingsPerEvent',
+      'msgpackPerEvent',
+      'passes',
+      'passWorkMs',
+      'catchupShare',
+      'workerShare',
+      'workerBusyStall',
+      'scanned',
+      'scanRatePerS',
+      'elu',
+      'cpuMs',
+    ] as const) {
       assert.equal(typeof row[f], 'number', f);
     }
-    for (const f of ['slow', 'resynced', 'p50Ms', 'p99Ms', 'maxMs'] as const) assert.equal(typeof row.resync[f], 'number', `resync.${f}`);
-    for (const f of ['rssBaseMiB', 'rssPeakMiB', 'heapPerWatcherB', 'rssPerWatcherB', 'heapPerSlowWatcherEndB'] as const) assert.equal(typeof row.memory[f], 'number', `memory.${f}`);
+    for (const f of ['slow', 'resynced', 'p50Ms', 'p99Ms', 'maxMs'] as const)
+      assert.equal(typeof row.resync[f], 'number', `resync.${f}`);
+    for (const f of [
+      'rssBaseMiB',
+      'rssPeakMiB',
+      'heapPerWatcherB',
+      'rssPerWatcherB',
+      'heapPerSlowWatcherEndB',
+    ] as const)
+      assert.equal(typeof row.memory[f], 'number', `memory.${f}`);
     assert.ok(assertFiniteNumbers(row) > 40);
     assert.ok(row.latency.count > 0, 'the healthy watcher received events');
   });
@@ -52,21 +94,37 @@ for (const mode of ['off', 'alpha', 'beta'] as Mode[]) {
 const catchupRows: CatchupRow[] = [];
 
 for (const mode of ['alpha', 'beta'] as Mode[]) {
-  test(`catchup suite smoke (${mode}): W watchers 500 events behind resync; structure and finite numbers`, { timeout: 60_000 }, async () => {
-    const row = await runCatchupOnce({ mode, watchers: 3, historyEvents: 500, rate: 200, baselineS: 0.3, maxS: 20, channelCapacity: 10, pods: 50 });
-    catchupRows.push(row);
-    assert.equal(row.mode, mode);
-    assert.equal(row.watchers, 3);
-    assert.equal(row.historyEvents, 500, 'they open exactly 500 events behind');
-    assert.equal(row.timedOut, false);
-    assert.equal(row.resynced, 3, 'every catch-up watcher resynced');
-    assert.equal(row.expired410, 0);
-    assert.ok(row.delivered >= 3 * 500, `each received at least the 500 events behind (${row.delivered})`);
-    assert.ok(row.allResyncedMs > 0);
-    assert.ok(row.pushBoundPerS > 0);
-    assert.ok(row.healthyBaseline.count > 0 && row.healthyDuring.count > 0, 'the healthy watcher was measured in both windows');
-    assert.ok(assertFiniteNumbers(row) > 30);
-  });
+  test(
+    `catchup suite smoke (${mode}): W watchers 500 events behind resync; structure and finite numbers`,
+    { timeout: 60_000 },
+    async () => {
+      const row = await runCatchupOnce({
+        mode,
+        watchers: 3,
+        historyEvents: 500,
+        rate: 200,
+        baselineS: 0.3,
+        maxS: 20,
+        channelCapacity: 10,
+        pods: 50,
+      });
+      catchupRows.push(row);
+      assert.equal(row.mode, mode);
+      assert.equal(row.watchers, 3);
+      assert.equal(row.historyEvents, 500, 'they open exactly 500 events behind');
+      assert.equal(row.timedOut, false);
+      assert.equal(row.resynced, 3, 'every catch-up watcher resynced');
+      assert.equal(row.expired410, 0);
+      assert.ok(row.delivered >= 3 * 500, `each received at least the 500 events behind (${row.delivered})`);
+      assert.ok(row.allResyncedMs > 0);
+      assert.ok(row.pushBoundPerS > 0);
+      assert.ok(
+        row.healthyBaseline.count > 0 && row.healthyDuring.count > 0,
+        'the healthy watcher was measured in both windows',
+      );
+      assert.ok(assertFiniteNumbers(row) > 30);
+    },
+  );
 }
 
 test('push bound: one thread pushes references into W rings', () => {
@@ -76,11 +134,35 @@ test('push bound: one thread pushes references into W rings', () => {
 test('report: JSON, ratios, tables and HTML from KEP rows', () => {
   assert.ok(rows.length > 0);
   const report: BenchReport = {
-    meta: { node: process.version, date: new Date().toISOString(), cpus: 2, cpuModel: 'test', memGiB: 1, loadStart: 0, loadEnd: 0, argv: [], quick: true, modes: ['off', 'alpha', 'beta'], notes: ['smoke'], wallS: 1 },
+    meta: {
+      node: process.version,
+      date: new Date().toISOString(),
+      cpus: 2,
+      cpuModel: 'test',
+      memGiB: 1,
+      loadStart: 0,
+      loadEnd: 0,
+      argv: [],
+      quick: true,
+      modes: ['off', 'alpha', 'beta'],
+      notes: ['smoke'],
+      wallS: 1,
+    },
     kep: rows,
     catchup: catchupRows,
     throughput: [],
-    floor: [{ name: 'microtask hop: resolve a pending promise, await it', group: 'in-process delivery', unit: 'ns/op', mean: 100, p50: 90, p99: 200, opsPerSec: 1e7, samples: 10 }],
+    floor: [
+      {
+        name: 'microtask hop: resolve a pending promise, await it',
+        group: 'in-process delivery',
+        unit: 'ns/op',
+        mean: 100,
+        p50: 90,
+        p99: 200,
+        opsPerSec: 1e7,
+        samples: 10,
+      },
+    ],
     peers: { naive: [], etcd: [], etcdSkipped: '', http: [], httpSkipped: '' },
     ratios: [],
   };
@@ -91,7 +173,10 @@ test('report: JSON, ratios, tables and HTML from KEP rows', () => {
   assertFiniteNumbers(parsed.ratios);
   assertFiniteNumbers(parsed.catchup);
   assert.ok(sections(report).length >= 3);
-  assert.ok(sections(report).some(([title]) => title.startsWith('Catch-up')), 'the catch-up table is in the report');
+  assert.ok(
+    sections(report).some(([title]) => title.startsWith('Catch-up')),
+    'the catch-up table is in the report',
+  );
   // The verdict opens the report: one row per KEP measurement and condition, with a winner from this run.
   assert.match(sections(report)[0]![0], /^Verdict/);
   const v = verdicts(report);
@@ -99,13 +184,22 @@ test('report: JSON, ratios, tables and HTML from KEP rows', () => {
   assert.ok(latency !== undefined, 'measurement 1 at N = 20');
   const best = Math.min(...rows.map((r) => r.latencyStall.p99Us));
   const winner = rows.find((r) => r.latencyStall.p99Us === best)!.mode;
-  assert.ok(latency.winner.split(' = ').includes(winner), `the winner is the lowest p99 (${winner}), got ${latency.winner}`);
+  assert.ok(
+    latency.winner.split(' = ').includes(winner),
+    `the winner is the lowest p99 (${winner}), got ${latency.winner}`,
+  );
   assert.ok(v.some((x) => x.measurement.startsWith('2.')));
-  assert.ok(v.some((x) => x.measurement.startsWith('3. catch-up')), 'the catch-up suite has its measurement 3 row');
+  assert.ok(
+    v.some((x) => x.measurement.startsWith('3. catch-up')),
+    'the catch-up suite has its measurement 3 row',
+  );
   const resync = v.find((x) => x.measurement.startsWith('3. time') && x.condition === '20 stalled');
   assert.match(resync?.figures.off ?? '', /^none/, 'off resyncs nobody: a reconnect is not a resync');
   const page = renderHtml(report);
-  assert.ok(page.indexOf('<h2>Verdict') > 0 && page.indexOf('<h2>Verdict') < page.indexOf('<div class="plots">'), 'the HTML opens with the verdict, before the plots');
+  assert.ok(
+    page.indexOf('<h2>Verdict') > 0 && page.indexOf('<h2>Verdict') < page.indexOf('<div class="plots">'),
+    'the HTML opens with the verdict, before the plots',
+  );
   const html = renderHtml(report);
   assert.match(html, /^<!doctype html>/);
   assert.match(html, /<svg /);
@@ -113,7 +207,22 @@ test('report: JSON, ratios, tables and HTML from KEP rows', () => {
 });
 
 test('bench flags: API.md flags parse; bad flags throw', () => {
-  const p = parseBenchArgs(['--modes', 'alpha,beta', '--watchers', '2', '--stalled', '100', '--rate', '500', '--duration', '3', '--json', 'x.json', '--html', 'x.html']);
+  const p = parseBenchArgs([
+    '--modes',
+    'alpha,beta',
+    '--watchers',
+    '2',
+    '--stalled',
+    '100',
+    '--rate',
+    '500',
+    '--duration',
+    '3',
+    '--json',
+    'x.json',
+    '--html',
+    'x.html',
+  ]);
   assert.deepEqual(p.modes, ['alpha', 'beta']);
   assert.equal(p.kep.healthy, 2);
   assert.deepEqual(p.kep.slowCounts, [100]);

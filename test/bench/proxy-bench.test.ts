@@ -12,11 +12,25 @@ import type { BenchReport } from '../../native-bench/lib/types.js';
 
 function assertFinite(value: unknown, path = 'row'): void {
   if (typeof value === 'number') assert.ok(Number.isFinite(value), `${path} is ${value}`);
-  else if (value !== null && typeof value === 'object') for (const [k, v] of Object.entries(value)) assertFinite(v, `${path}.${k}`);
+  else if (value !== null && typeof value === 'object')
+    for (const [k, v] of Object.entries(value)) assertFinite(v, `${path}.${k}`);
 }
 
 test('proxy bench flags: --suite proxy with its own flags; not in the default run', () => {
-  const p = parseBenchArgs(['--suite', 'proxy', '--proxies', '6', '--proxy-clients', '3', '--proxy-slow', '2', '--proxy-rate', '50', '--proxy-duration', '9']);
+  const p = parseBenchArgs([
+    '--suite',
+    'proxy',
+    '--proxies',
+    '6',
+    '--proxy-clients',
+    '3',
+    '--proxy-slow',
+    '2',
+    '--proxy-rate',
+    '50',
+    '--proxy-duration',
+    '9',
+  ]);
   assert.deepEqual(p.suites, ['proxy']);
   assert.deepEqual(p.proxy, { proxies: 6, clientsPerProxy: 3, slowPerProxy: 2, rate: 50, durationS: 9, blipS: 5 });
   assert.equal(parseBenchArgs([]).proxy.proxies, 20);
@@ -25,7 +39,15 @@ test('proxy bench flags: --suite proxy with its own flags; not in the default ru
 });
 
 test('proxy bench smoke (beta): one row, finite numbers, a table', { timeout: 180_000 }, async () => {
-  const rows = await runProxySweep({ modes: ['beta'], proxies: 2, clientsPerProxy: 2, slowPerProxy: 1, rate: 40, durationS: 8, blipS: 2 });
+  const rows = await runProxySweep({
+    modes: ['beta'],
+    proxies: 2,
+    clientsPerProxy: 2,
+    slowPerProxy: 1,
+    rate: 40,
+    durationS: 8,
+    blipS: 2,
+  });
   assert.equal(rows.length, 1);
   const r = rows[0]!;
   assertFinite(r);
@@ -33,6 +55,15 @@ test('proxy bench smoke (beta): one row, finite numbers, a table', { timeout: 18
   assert.ok(r.writes > 0);
   assert.ok(r.rootWatchesMax >= 1);
   assert.ok(r.latencyUncut.count > 0);
-  const report = { meta: {}, kep: [], catchup: [], throughput: [], floor: [], peers: { naive: [], etcd: [], etcdSkipped: '', http: [], httpSkipped: '' }, proxy: rows, ratios: [] } as unknown as BenchReport;
+  const report = {
+    meta: {},
+    kep: [],
+    catchup: [],
+    throughput: [],
+    floor: [],
+    peers: { naive: [], etcd: [], etcdSkipped: '', http: [], httpSkipped: '' },
+    proxy: rows,
+    ratios: [],
+  } as unknown as BenchReport;
   assert.ok(sections(report).some(([title]) => /Caching proxy/.test(title)));
 });

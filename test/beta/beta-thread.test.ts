@@ -23,85 +23,132 @@ async function consume(w: Watcher, want: number, pauseEvery: number, pauseMs: nu
   return rvs;
 }
 
-test('beta (worker thread): stalled watchers resume and get every event once, in order', { timeout: 120_000 }, async (t) => {
-  const store = new MemoryStore();
-  const cache = new WatchCache({ store, mode: 'beta', history: { lowerBound: 100, upperBound: 102400 } });
-  assert.equal(betaSyncOf(cache) !== undefined, true);
-  const workerErrors: string[] = [];
-  betaSyncOf(cache)!.onWorkerError = (m) => workerErrors.push(m);
-  await cache.start();
-  t.after(() => cache.stop());
-  await store.create({ metadata: { namespace: 'ns', name: 'first' } });
-  while (cache.resourceVersion < 1) await sleep(1);
-  const N = 3000;
-  const start = String(cache.resourceVersion); // '1': watches from here replay history
-  const healthy = asWatcher(cache.watch({ resourceVersion: start, channelCapacity: 100 }));
-  const slow = Array.from({ length: 6 }, () => asWatcher(cache.watch({ resourceVersion: start, channelCapacity: 5 })));
-  const readers = [consume(healthy, N, 0, 0), ...slow.map((w, i) => consume(w, N, 200 + i * 50, 30 + i * 10))];
-  // A late watcher from an old RV: served by the same resync path.
-  let late: Promise<number[]> | undefined;
-  for (let i = 0; i < N; i++) {
-    await store.create({ metadata: { namespace: 'ns', name: `p${i}` }, spec: { i } });
-    if (i === N / 2) late = consume(asWatcher(cache.watch({ resourceVersion: start, channelCapacity: 10 })), N, 0, 0);
-    if (i % 100 === 0) await sleep(1);
-  }
-  const results = await Promise.all([...readers, late!]);
-  const want = Array.from({ length: N }, (_, i) => Number(start) + i + 1);
-  for (const [k, rvs] of results.entries()) assert.deepEqual(rvs, want, `watcher ${k} got a different sequence`);
-  assert.equal(await cache.metricValue('apiserver_terminated_watchers_total', { reason: 'unresponsive' }), 0);
-  assert.equal(await cache.metricValue('apiserver_watch_cache_watcher_skipped_events_total'), 0, 'resync at the last dispatched RV: nothing to skip');
-  assert.ok((await cache.metricValue('apiserver_watch_cache_watcher_stalls_total')) > 0, 'the slow watchers stalled');
-  assert.ok((await cache.metricValue('apiserver_watch_cache_watcher_catchup_rounds_total')) > 0, 'and were caught up');
-  assert.ok(betaSyncOf(cache)!.workerStats.pushes > 0, 'by the worker thread');
-  assert.equal(await cache.metricValue('apiserver_watch_cache_event_encodings_total', { format: 'msgpack' }), N + 1, 'each event encoded once into the ring');
-  assert.deepEqual(workerErrors, []);
-});
+test(
+  'beta (worker thread): stalled watchers resume and get every event once, in order',
+  { timeout: 120_000 },
+  async (t) => {
+    const store = new MemoryStore();
+    const cache = new WatchCache({ store, mode: 'beta', history: { lowerBound: 100, upperBound: 102400 } });
+    assert.equal(betaSyncOf(cache) !== undefined, true);
+    const workerErrors: string[] = [];
+    betaSyncOf(cache)!.onWorkerError = (m) => workerErrors.push(m);
+    await cache.start();
+    t.after(() => cache.stop());
+    await store.create({ metadata: { namespace: 'ns', name: 'first' } });
+    while (cache.resourceVersion < 1) await sleep(1);
+    const N = 3000;
+    const start = String(cache.resourceVersion); // '1': watches from here replay history
+    const healthy = asWatcher(cache.watch({ resourceVersion: start, channelCapacity: 100 }));
+    const slow = Array.from({ length: 6 }, () =>
+      asWatcher(cache.watch({ resourceVersion: start, channelCapacity: 5 })),
+    );
+    const readers = [consume(healthy, N, 0, 0), ...slow.map((w, i) => consume(w, N, 200 + i * 50, 30 + i * 10))];
+    // A late watcher from an old RV: served by the same resync path.
+    let late: Promise<number[]> | undefined;
+    for (let i = 0; i < N; i++) {
+      await store.create({ metadata: { namespace: 'ns', name: `p${i}` }, spec: { i } });
+      if (i === N / 2) late = consume(asWatcher(cache.watch({ resourceVersion: start, channelCapacity: 10 })), N, 0, 0);
+      if (i % 100 === 0) await sleep(1);
+    }
+    const results = await Promise.all([...readers, late!]);
+    const want = Array.from({ length: N }, (_, i) => Number(start) + i + 1);
+    for (const [k, rvs] of results.entries()) assert.deepEqual(rvs, want, `watcher ${k} got a different sequence`);
+    assert.equal(await cache.metricValue('apiserver_terminated_watchers_total', { reason: 'unresponsive' }), 0);
+    assert.equal(
+      await cache.metricValue('apiserver_watch_cache_watcher_skipped_events_total'),
+      0,
+      'resync at the last dispatched RV: nothing to skip',
+    );
+    assert.ok((await cache.metricValue('apiserver_watch_cache_watcher_stalls_total')) > 0, 'the slow watchers stalled');
+    assert.ok(
+      (await cache.metricValue('apiserver_watch_cache_watcher_catchup_rounds_total')) > 0,
+      'and were caught up',
+    );
+    assert.ok(betaSyncOf(cache)!.workerStats.pushes > 0, 'by the worker thread');
+    assert.equal(
+      await cache.metricValue('apiserver_watch_cache_event_encodings_total', { format: 'msgpack' }),
+      N + 1,
+      'each event encoded once into the ring',
+    );
+    assert.deepEqual(workerErrors, []);
+  },
+);
 
-test('beta (worker thread): a watcher whose position ages out gets its backlog, then one 410', { timeout: 60_000 }, async () => {
-  const store = new MemoryStore();
-  const cache = new WatchCache({ store, mode: 'beta', history: { lowerBound: 16, upperBound: 32, eventFreshDurationMs: 1 } });
-  await cache.start();
-  const w = asWatcher(cache.watch({ resourceVersion: String(cache.resourceVersion), channelCapacity: 4 }));
-  for (let i = 0; i < 300; i++) await store.create({ metadata: { namespace: 'ns', name: `p${i}` } });
-  await sleep(200);
-  const got: string[] = [];
-  for await (const ev of w) got.push(ev.type === 'ERROR' ? `ERROR ${(ev.object as unknown as { code: number }).code}` : `${ev.type}@${ev.object.metadata.resourceVersion}`);
-  assert.equal(got[got.length - 1], 'ERROR 410');
-  const data = got.slice(0, -1).map((x) => Number(x.split('@')[1]));
-  assert.deepEqual(data, Array.from({ length: data.length }, (_, i) => i + 1), 'the backlog before the 410 is a gap-free prefix');
-  assert.ok((await cache.metricValue('apiserver_terminated_watchers_total', { reason: 'resource_expired' })) + (await cache.metricValue('apiserver_terminated_watchers_total', { reason: 'resource_expired_initial' })) === 1);
-  await cache.stop();
-});
+test(
+  'beta (worker thread): a watcher whose position ages out gets its backlog, then one 410',
+  { timeout: 60_000 },
+  async () => {
+    const store = new MemoryStore();
+    const cache = new WatchCache({
+      store,
+      mode: 'beta',
+      history: { lowerBound: 16, upperBound: 32, eventFreshDurationMs: 1 },
+    });
+    await cache.start();
+    const w = asWatcher(cache.watch({ resourceVersion: String(cache.resourceVersion), channelCapacity: 4 }));
+    for (let i = 0; i < 300; i++) await store.create({ metadata: { namespace: 'ns', name: `p${i}` } });
+    await sleep(200);
+    const got: string[] = [];
+    for await (const ev of w)
+      got.push(
+        ev.type === 'ERROR'
+          ? `ERROR ${(ev.object as unknown as { code: number }).code}`
+          : `${ev.type}@${ev.object.metadata.resourceVersion}`,
+      );
+    assert.equal(got[got.length - 1], 'ERROR 410');
+    const data = got.slice(0, -1).map((x) => Number(x.split('@')[1]));
+    assert.deepEqual(
+      data,
+      Array.from({ length: data.length }, (_, i) => i + 1),
+      'the backlog before the 410 is a gap-free prefix',
+    );
+    assert.ok(
+      (await cache.metricValue('apiserver_terminated_watchers_total', { reason: 'resource_expired' })) +
+        (await cache.metricValue('apiserver_terminated_watchers_total', { reason: 'resource_expired_initial' })) ===
+        1,
+    );
+    await cache.stop();
+  },
+);
 
-test('beta (worker thread): hundreds of stalled watchers; a worker crash mid-catch-up loses and duplicates nothing', { timeout: 120_000 }, async (t) => {
-  const store = new MemoryStore();
-  const cache = new WatchCache({ store, mode: 'beta', history: { lowerBound: 100, upperBound: 102400 } });
-  await cache.start();
-  t.after(() => cache.stop());
-  await store.create({ metadata: { namespace: 'ns', name: 'first' } });
-  while (cache.resourceVersion < 1) await sleep(1);
-  const start = String(cache.resourceVersion);
-  const N = 2000;
-  const STALLED = 300;
-  const healthy = asWatcher(cache.watch({ resourceVersion: start, channelCapacity: 100 }));
-  const stalled = Array.from({ length: STALLED }, () => asWatcher(cache.watch({ resourceVersion: start, channelCapacity: 4 })));
-  const healthyDone = consume(healthy, N, 0, 0);
-  for (let i = 0; i < N; i++) {
-    await store.create({ metadata: { namespace: 'ns', name: `p${i}` }, spec: { i } });
-    if (i % 200 === 0) await sleep(1);
-  }
-  // Every stalled watcher is now unsynced and owned by the worker; the main thread never ran a pass.
-  assert.equal(stallPolicyOf(cache), undefined, 'beta has no main-thread pass machinery');
-  assert.ok(betaSyncOf(cache)!.unsynced.size >= STALLED - 1, `expected the stalled watchers to be unsynced, got ${betaSyncOf(cache)!.unsynced.size}`);
-  // They resume; half-way through catching up the worker thread dies.
-  const readers = stalled.map((w) => consume(w, N, 0, 0));
-  await sleep(30);
-  await betaSyncOf(cache)!.crashWorkerForTest();
-  const results = await Promise.all([healthyDone, ...readers]);
-  const want = Array.from({ length: N }, (_, i) => Number(start) + i + 1);
-  for (const [k, rvs] of results.entries()) assert.deepEqual(rvs, want, `watcher ${k} got a different sequence`);
-  assert.equal(await cache.metricValue('apiserver_watch_cache_sync_worker_restarts_total'), 1);
-  assert.equal(await cache.metricValue('apiserver_terminated_watchers_total', { reason: 'unresponsive' }), 0);
-  assert.equal(await cache.metricValue('apiserver_watch_cache_watcher_skipped_events_total'), 0);
-  assert.ok(betaSyncOf(cache)!.workerStats.passes > 0);
-});
+test(
+  'beta (worker thread): hundreds of stalled watchers; a worker crash mid-catch-up loses and duplicates nothing',
+  { timeout: 120_000 },
+  async (t) => {
+    const store = new MemoryStore();
+    const cache = new WatchCache({ store, mode: 'beta', history: { lowerBound: 100, upperBound: 102400 } });
+    await cache.start();
+    t.after(() => cache.stop());
+    await store.create({ metadata: { namespace: 'ns', name: 'first' } });
+    while (cache.resourceVersion < 1) await sleep(1);
+    const start = String(cache.resourceVersion);
+    const N = 2000;
+    const STALLED = 300;
+    const healthy = asWatcher(cache.watch({ resourceVersion: start, channelCapacity: 100 }));
+    const stalled = Array.from({ length: STALLED }, () =>
+      asWatcher(cache.watch({ resourceVersion: start, channelCapacity: 4 })),
+    );
+    const healthyDone = consume(healthy, N, 0, 0);
+    for (let i = 0; i < N; i++) {
+      await store.create({ metadata: { namespace: 'ns', name: `p${i}` }, spec: { i } });
+      if (i % 200 === 0) await sleep(1);
+    }
+    // Every stalled watcher is now unsynced and owned by the worker; the main thread never ran a pass.
+    assert.equal(stallPolicyOf(cache), undefined, 'beta has no main-thread pass machinery');
+    assert.ok(
+      betaSyncOf(cache)!.unsynced.size >= STALLED - 1,
+      `expected the stalled watchers to be unsynced, got ${betaSyncOf(cache)!.unsynced.size}`,
+    );
+    // They resume; half-way through catching up the worker thread dies.
+    const readers = stalled.map((w) => consume(w, N, 0, 0));
+    await sleep(30);
+    await betaSyncOf(cache)!.crashWorkerForTest();
+    const results = await Promise.all([healthyDone, ...readers]);
+    const want = Array.from({ length: N }, (_, i) => Number(start) + i + 1);
+    for (const [k, rvs] of results.entries()) assert.deepEqual(rvs, want, `watcher ${k} got a different sequence`);
+    assert.equal(await cache.metricValue('apiserver_watch_cache_sync_worker_restarts_total'), 1);
+    assert.equal(await cache.metricValue('apiserver_terminated_watchers_total', { reason: 'unresponsive' }), 0);
+    assert.equal(await cache.metricValue('apiserver_watch_cache_watcher_skipped_events_total'), 0);
+    assert.ok(betaSyncOf(cache)!.workerStats.passes > 0);
+  },
+);

@@ -64,15 +64,23 @@ test('beta: introductions and stalls carry no SharedArrayBuffer; each slab is se
     await store.create(pod('a'));
     await flush();
     const from = String(cache.resourceVersion);
-    const stalled = Array.from({ length: 2000 }, () => asWatcher(cache.watch({ resourceVersion: from, channelCapacity: 10 })));
+    const stalled = Array.from({ length: 2000 }, () =>
+      asWatcher(cache.watch({ resourceVersion: from, channelCapacity: 10 })),
+    );
     await clock.advance(5);
     await churn(store, 20); // every one of them overflows and stalls
     await clock.advance(50);
     await flush();
-    assert.ok(stalled.every((w) => w.unsynced), 'they all stalled');
+    assert.ok(
+      stalled.every((w) => w.unsynced),
+      'they all stalled',
+    );
     const perWatcher = sent.filter((m) => m.op === 'introduce' || m.op === 'adopt' || m.op === 'adopt-rows');
     assert.ok(perWatcher.length > 0);
-    assert.ok(sent.some((m) => m.op === 'adopt-rows'), 'the mass stall travels as rows of numbers');
+    assert.ok(
+      sent.some((m) => m.op === 'adopt-rows'),
+      'the mass stall travels as rows of numbers',
+    );
     assert.equal(buffersIn(perWatcher), 0, 'no SharedArrayBuffer in any introduction or adopt');
     const slabMessages = sent.filter((m) => m.op === 'slab');
     assert.equal(slabMessages.length, beta.slabCount, 'each slab sent once');
@@ -82,14 +90,19 @@ test('beta: introductions and stalls carry no SharedArrayBuffer; each slab is se
     await clock.advance(50); // the worker hands their writer sides back on forget
     await flush();
     const slabsBefore = beta.slabCount;
-    const again = Array.from({ length: 2000 }, () => asWatcher(cache.watch({ resourceVersion: String(cache.resourceVersion), channelCapacity: 10 })));
+    const again = Array.from({ length: 2000 }, () =>
+      asWatcher(cache.watch({ resourceVersion: String(cache.resourceVersion), channelCapacity: 10 })),
+    );
     await flush();
-    assert.equal(beta.slabCount, slabsBefore, 'the ended watchers\' regions were reused: no new slab');
+    assert.equal(beta.slabCount, slabsBefore, "the ended watchers' regions were reused: no new slab");
     assert.equal(beta.pooledChannels, 2000);
     // The reused channels work: every new watcher gets the next event.
     await store.create(pod('b'));
     await flush();
-    assert.ok(again.every((w) => w.queue.size === 1), 'every reused channel holds the new event');
+    assert.ok(
+      again.every((w) => w.queue.size === 1),
+      'every reused channel holds the new event',
+    );
     for (const w of again) w.stop();
     await cache.stop();
   } finally {

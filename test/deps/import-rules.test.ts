@@ -46,7 +46,8 @@ function reachable(entry: string): { files: Set<string>; packages: Set<string> }
     for (const s of specifiers(f)) {
       const t = sourceOf(f, s);
       if (t !== undefined) todo.push(t);
-      else if (!s.startsWith('.')) packages.add(s.startsWith('@') ? s.split('/').slice(0, 2).join('/') : s.split('/')[0]!);
+      else if (!s.startsWith('.'))
+        packages.add(s.startsWith('@') ? s.split('/').slice(0, 2).join('/') : s.split('/')[0]!);
     }
   }
   return { files, packages };
@@ -74,7 +75,10 @@ test('the worker thread entry reaches no tool either', () => {
   const entry = join(ROOT, 'workers/sync-worker.ts');
   if (!existsSync(entry)) return;
   const { files, packages } = reachable(entry);
-  assert.deepEqual([...files].map(rel).filter((f) => /^(src\/sim|src\/cli|native-bench|test)\//.test(f)), []);
+  assert.deepEqual(
+    [...files].map(rel).filter((f) => /^(src\/sim|src\/cli|native-bench|test)\//.test(f)),
+    [],
+  );
   assert.equal(packages.has('tinybench') || packages.has('hdr-histogram-js'), false);
 });
 
@@ -82,7 +86,8 @@ test('src/cli reaches the benchmarks only through their command module', () => {
   for (const f of walk(join(ROOT, 'src/cli'))) {
     for (const s of specifiers(f)) {
       const t = sourceOf(f, s);
-      if (t !== undefined && rel(t).startsWith('native-bench/')) assert.equal(rel(t), 'native-bench/bench-command.ts', `${rel(f)} imports ${s}`);
+      if (t !== undefined && rel(t).startsWith('native-bench/'))
+        assert.equal(rel(t), 'native-bench/bench-command.ts', `${rel(f)} imports ${s}`);
     }
   }
 });
@@ -91,7 +96,8 @@ test('no engine file imports test-only fault injection (it is an engine-internal
   const importers: string[] = [];
   for (const f of walk(join(ROOT, 'src'))) {
     if (/^src\/(testing|sim|cli)\//.test(rel(f))) continue;
-    for (const s of specifiers(f)) if (sourceOf(f, s) !== undefined && rel(sourceOf(f, s)!).startsWith('src/testing/')) importers.push(rel(f));
+    for (const s of specifiers(f))
+      if (sourceOf(f, s) !== undefined && rel(sourceOf(f, s)!).startsWith('src/testing/')) importers.push(rel(f));
   }
   assert.deepEqual(importers.sort(), []);
 });

@@ -40,24 +40,27 @@ function send(port: number, r: FuzzRequest): Promise<Answer> {
   const body = r.body === undefined ? undefined : Buffer.from(r.body);
   if (body !== undefined) headers['content-length'] = String(body.length);
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method: r.method, path: r.path + (qs === '' ? '' : `?${qs}`), headers, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      const contentType = String(res.headers['content-type'] ?? '');
-      const streamed = res.statusCode === 200 && res.headers['content-length'] === undefined && r.method === 'GET';
-      let done = false;
-      const finish = (): void => {
-        if (done) return;
-        done = true;
-        clearTimeout(guard);
-        resolve({ status: res.statusCode ?? 0, contentType, body: Buffer.concat(chunks), streamed });
-        req.destroy();
-      };
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', finish);
-      res.on('error', () => finish());
-      res.on('close', finish);
-      if (streamed) setTimeout(finish, WATCH_READ_MS);
-    });
+    const req = http.request(
+      { host: '127.0.0.1', port, method: r.method, path: r.path + (qs === '' ? '' : `?${qs}`), headers, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        const contentType = String(res.headers['content-type'] ?? '');
+        const streamed = res.statusCode === 200 && res.headers['content-length'] === undefined && r.method === 'GET';
+        let done = false;
+        const finish = (): void => {
+          if (done) return;
+          done = true;
+          clearTimeout(guard);
+          resolve({ status: res.statusCode ?? 0, contentType, body: Buffer.concat(chunks), streamed });
+          req.destroy();
+        };
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', finish);
+        res.on('error', () => finish());
+        res.on('close', finish);
+        if (streamed) setTimeout(finish, WATCH_READ_MS);
+      },
+    );
     const guard = setTimeout(() => reject(new Error(`no answer in 15 s to ${r.method} ${r.path}?${qs}`)), 15_000);
     req.on('error', (err) => {
       clearTimeout(guard);
@@ -113,7 +116,13 @@ for (const mode of MODES) {
       process.on('uncaughtException', onUncaught);
       process.on('unhandledRejection', onUncaught);
       f = await startFixture({ mode, blockTimeoutMs: 50, history: { lowerBound: 8, upperBound: 64 } });
-      for (const q of ['labelSelector=app%3Dx', 'labelSelector=!tier', 'fieldSelector=spec.nodeName%3Dn1', 'fieldSelector=metadata.name!%3Da', 'allowWatchBookmarks=true']) {
+      for (const q of [
+        'labelSelector=app%3Dx',
+        'labelSelector=!tier',
+        'fieldSelector=spec.nodeName%3Dn1',
+        'fieldSelector=metadata.name!%3Da',
+        'allowWatchBookmarks=true',
+      ]) {
         watches.push(new RawWatch(f.port, `/api/v1/pods?watch=true&resourceVersion=0&${q}`));
       }
       await Promise.all(watches.map((w) => w.response));
@@ -141,7 +150,10 @@ for (const mode of MODES) {
 
     test('afterwards: the open watches are alive, a clean create, list and watch work', async () => {
       for (const w of watches) assert.equal(w.closed, false, 'a selector watch was ended by the fuzz');
-      const created = await request(`${f.url}/api/v1/namespaces/default/pods`, { method: 'POST', body: { metadata: { name: 'clean', labels: { app: 'x' } }, spec: { nodeName: 'n1' } } });
+      const created = await request(`${f.url}/api/v1/namespaces/default/pods`, {
+        method: 'POST',
+        body: { metadata: { name: 'clean', labels: { app: 'x' } }, spec: { nodeName: 'n1' } },
+      });
       assert.equal(created.status, 201, created.text);
       const list = await request(`${f.url}/api/v1/pods`);
       assert.equal(list.status, 200, list.text);
@@ -150,11 +162,20 @@ for (const mode of MODES) {
       assert.ok(items.items.some((i) => i.metadata.name === 'clean'));
       const sel = await request(`${f.url}/api/v1/pods?labelSelector=app%3Dx`);
       assert.equal(sel.status, 200, sel.text);
-      const w = new RawWatch(f.port, '/api/v1/namespaces/default/pods?watch=true&resourceVersion=0&labelSelector=app%3Dx');
-      await w.waitFor(() => w.events.some((e) => e.type === 'ADDED' && e.object.metadata.name === 'clean'), 'the clean pod in a fresh watch');
+      const w = new RawWatch(
+        f.port,
+        '/api/v1/namespaces/default/pods?watch=true&resourceVersion=0&labelSelector=app%3Dx',
+      );
+      await w.waitFor(
+        () => w.events.some((e) => e.type === 'ADDED' && e.object.metadata.name === 'clean'),
+        'the clean pod in a fresh watch',
+      );
       w.close();
       const labelled = watches[0]!;
-      await labelled.waitFor(() => labelled.events.some((e) => e.object.metadata.name === 'clean'), 'the clean pod in the open label watch');
+      await labelled.waitFor(
+        () => labelled.events.some((e) => e.object.metadata.name === 'clean'),
+        'the clean pod in the open label watch',
+      );
       await waitUntil(() => uncaught.length === 0, 'no uncaught errors');
       assert.deepEqual(uncaught, []);
     });

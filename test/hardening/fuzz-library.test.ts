@@ -15,10 +15,25 @@ import fc from 'fast-check';
 import { MODES } from '../../src/cache/cache-options.js';
 import { WatchCache } from '../../src/cache/watch-cache.js';
 import { WatchCacheError } from '../../src/core/errors.js';
-import { objectKey, type KubeObject, type Store, type StoreEvent, type StoreListResult, type StoreWatch } from '../../src/core/types.js';
+import {
+  objectKey,
+  type KubeObject,
+  type Store,
+  type StoreEvent,
+  type StoreListResult,
+  type StoreWatch,
+} from '../../src/core/types.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import type { Watch } from '../../src/watch/watch.js';
-import { fieldSelector, labelSelector, mutatedPod, NAMES, NAMESPACES, nestedValue, resourceVersion } from './fuzz-arbitraries.js';
+import {
+  fieldSelector,
+  labelSelector,
+  mutatedPod,
+  NAMES,
+  NAMESPACES,
+  nestedValue,
+  resourceVersion,
+} from './fuzz-arbitraries.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 300);
 
@@ -49,7 +64,10 @@ class UncheckedStore implements Store {
     this.rv++;
     const obj = object as KubeObject;
     this.objects.set(key, obj);
-    const e: StoreEvent = prev === undefined ? { type: 'ADDED', object: obj, resourceVersion: this.rv } : { type: 'MODIFIED', object: obj, prevObject: prev, resourceVersion: this.rv };
+    const e: StoreEvent =
+      prev === undefined
+        ? { type: 'ADDED', object: obj, resourceVersion: this.rv }
+        : { type: 'MODIFIED', object: obj, prevObject: prev, resourceVersion: this.rv };
     this.log.push(e);
     queueMicrotask(() => this.subs.forEach((s) => s(e)));
   }
@@ -66,7 +84,12 @@ type Op =
 const nsName = fc.tuple(fc.constantFrom(...NAMESPACES), fc.constantFrom(...NAMES));
 const anyObject = fc.oneof(
   { weight: 6, arbitrary: nsName.chain(([ns, n]) => mutatedPod(ns, n)) },
-  { weight: 1, arbitrary: fc.integer({ min: 200, max: 5000 }).map((d) => ({ metadata: { namespace: 'default', name: 'a', labels: { app: 'x' } }, spec: nestedValue(d) })) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .integer({ min: 200, max: 5000 })
+      .map((d) => ({ metadata: { namespace: 'default', name: 'a', labels: { app: 'x' } }, spec: nestedValue(d) })),
+  },
   { weight: 1, arbitrary: fc.anything({ maxDepth: 2 }) },
 );
 const watchOptions = fc.record(
@@ -86,12 +109,45 @@ const watchOptions = fc.record(
   { requiredKeys: [] },
 );
 const op: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant('write' as const), verb: fc.constantFrom('create' as const, 'update' as const), object: anyObject }) },
-  { weight: 1, arbitrary: nsName.chain(([ns, name]) => fc.record({ kind: fc.constant('delete' as const), ns: fc.constant(ns), name: fc.constant(name), uid: fc.anything({ maxDepth: 0 }), rv: fc.oneof(resourceVersion, fc.constant(undefined)) })) },
-  { weight: 3, arbitrary: nsName.chain(([ns, name]) => fc.record({ kind: fc.constant('put' as const), ns: fc.constant(ns), name: fc.constant(name), object: anyObject })) },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant('write' as const),
+      verb: fc.constantFrom('create' as const, 'update' as const),
+      object: anyObject,
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: nsName.chain(([ns, name]) =>
+      fc.record({
+        kind: fc.constant('delete' as const),
+        ns: fc.constant(ns),
+        name: fc.constant(name),
+        uid: fc.anything({ maxDepth: 0 }),
+        rv: fc.oneof(resourceVersion, fc.constant(undefined)),
+      }),
+    ),
+  },
+  {
+    weight: 3,
+    arbitrary: nsName.chain(([ns, name]) =>
+      fc.record({ kind: fc.constant('put' as const), ns: fc.constant(ns), name: fc.constant(name), object: anyObject }),
+    ),
+  },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('watch' as const), options: watchOptions }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('list' as const), options: watchOptions }) },
-  { weight: 1, arbitrary: nsName.chain(([ns, name]) => fc.record({ kind: fc.constant('get' as const), ns: fc.constant(ns), name: fc.constant(name), rv: resourceVersion })) },
+  {
+    weight: 1,
+    arbitrary: nsName.chain(([ns, name]) =>
+      fc.record({
+        kind: fc.constant('get' as const),
+        ns: fc.constant(ns),
+        name: fc.constant(name),
+        rv: resourceVersion,
+      }),
+    ),
+  },
 );
 
 /** Rejections must be Status errors; anything else fails the property. */
@@ -129,10 +185,21 @@ for (const storeKind of ['memory', 'unchecked'] as const) {
         const memory = new MemoryStore();
         const unchecked = new UncheckedStore();
         const store: Store = storeKind === 'memory' ? memory : unchecked;
-        const cache = new WatchCache({ store, mode, blockTimeoutMs: 20, indexers: { 'spec.nodeName': (o) => (o.spec as { nodeName: string }).nodeName }, history: { lowerBound: 8, upperBound: 64 } });
+        const cache = new WatchCache({
+          store,
+          mode,
+          blockTimeoutMs: 20,
+          indexers: { 'spec.nodeName': (o) => (o.spec as { nodeName: string }).nodeName },
+          history: { lowerBound: 8, upperBound: 64 },
+        });
         await cache.start();
-        const open = ['app=x', '!tier', 'app in (x,y)'].map((s) => cache.watch({ resourceVersion: '0', labelSelector: s }));
-        open.push(cache.watch({ resourceVersion: '0', fieldSelector: 'spec.nodeName=n1' }), cache.watch({ resourceVersion: '0', fieldSelector: 'metadata.name=a,status.phase!=x' }));
+        const open = ['app=x', '!tier', 'app in (x,y)'].map((s) =>
+          cache.watch({ resourceVersion: '0', labelSelector: s }),
+        );
+        open.push(
+          cache.watch({ resourceVersion: '0', fieldSelector: 'spec.nodeName=n1' }),
+          cache.watch({ resourceVersion: '0', fieldSelector: 'metadata.name=a,status.phase!=x' }),
+        );
         const drained = open.map(async (w) => {
           for await (const ev of w) assert.ok(ev.type !== 'ERROR' || ev.object.kind === 'Status');
         });
@@ -146,10 +213,18 @@ for (const storeKind of ['memory', 'unchecked'] as const) {
               if (process.env.FUZZ_DEBUG !== undefined) console.error('op', JSON.stringify(o).slice(0, 300));
               switch (o.kind) {
                 case 'write':
-                  if (storeKind === 'memory') await expectStatus(() => (o.verb === 'create' ? memory.create(o.object as KubeObject) : memory.update(o.object as KubeObject)));
+                  if (storeKind === 'memory')
+                    await expectStatus(() =>
+                      o.verb === 'create'
+                        ? memory.create(o.object as KubeObject)
+                        : memory.update(o.object as KubeObject),
+                    );
                   break;
                 case 'delete':
-                  if (storeKind === 'memory') await expectStatus(() => memory.delete(o.ns, o.name, { uid: o.uid as string, resourceVersion: o.rv as string }));
+                  if (storeKind === 'memory')
+                    await expectStatus(() =>
+                      memory.delete(o.ns, o.name, { uid: o.uid as string, resourceVersion: o.rv as string }),
+                    );
                   break;
                 case 'put':
                   if (storeKind === 'unchecked') unchecked.put(o.ns, o.name, o.object);
@@ -178,7 +253,10 @@ for (const storeKind of ['memory', 'unchecked'] as const) {
           totalCases += cases;
           console.log(`fuzz library ${mode} ${storeKind}: ${cases} cases`);
           // Afterwards: a clean write, list and watch.
-          const clean = { metadata: { namespace: 'default', name: 'clean', labels: { app: 'x' } }, spec: { nodeName: 'n1' } };
+          const clean = {
+            metadata: { namespace: 'default', name: 'clean', labels: { app: 'x' } },
+            spec: { nodeName: 'n1' },
+          };
           if (storeKind === 'memory') await memory.create(clean);
           else unchecked.put('default', 'clean', clean);
           const w = cache.watch({ resourceVersion: '0', labelSelector: 'app=x' });

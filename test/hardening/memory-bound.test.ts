@@ -53,11 +53,22 @@ for (const mode of MODES) {
     });
 
     test(`zero-window HTTP/2 and never-reading HTTP/1.1 clients: peak RSS under ${BOUND_MB} MB`, async () => {
-      const limits = process.env.UNBOUNDED === '1' ? ['--max-connection-buffer-bytes', '1000000000000', '--max-server-buffer-bytes', '1000000000000'] : ['--max-connection-buffer-bytes', String(16 * 1024 * 1024), '--max-server-buffer-bytes', String(64 * 1024 * 1024)];
+      const limits =
+        process.env.UNBOUNDED === '1'
+          ? ['--max-connection-buffer-bytes', '1000000000000', '--max-server-buffer-bytes', '1000000000000']
+          : [
+              '--max-connection-buffer-bytes',
+              String(16 * 1024 * 1024),
+              '--max-server-buffer-bytes',
+              String(64 * 1024 * 1024),
+            ];
       s = await serve(['--mode', mode, ...limits]);
       const pods = `${s.url}/api/v1/namespaces/default/pods`;
       for (let i = 0; i < PODS; i++) {
-        const r = await request(pods, { method: 'POST', body: { metadata: { name: `p${i}`, labels: { app: 'x' } }, spec: { payload: 'x'.repeat(POD_BYTES) } } });
+        const r = await request(pods, {
+          method: 'POST',
+          body: { metadata: { name: `p${i}`, labels: { app: 'x' } }, spec: { payload: 'x'.repeat(POD_BYTES) } },
+        });
         assert.equal(r.status, 201);
       }
       const baseline = rssMb(s.child.pid!, 'VmRSS');
@@ -80,19 +91,32 @@ for (const mode of MODES) {
           const socket = net.connect(s.port, '127.0.0.1');
           socket.on('error', () => {});
           const path = i % 2 === 0 ? '/api/v1/pods' : '/api/v1/pods?watch=true&resourceVersion=0';
-          socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n` + (i % 2 === 0 ? `GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`.repeat(3) : ''));
+          socket.write(
+            `GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n` +
+              (i % 2 === 0 ? `GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`.repeat(3) : ''),
+          );
           socket.pause();
           sockets.push(socket);
         }
         // Keep the watches busy.
         for (let i = 0; i < 100; i++) {
-          await request(`${pods}/p${i % PODS}`, { method: 'PUT', body: { metadata: { name: `p${i % PODS}`, labels: { app: 'x' } }, spec: { payload: String(i).repeat(POD_BYTES / 4) } } });
+          await request(`${pods}/p${i % PODS}`, {
+            method: 'PUT',
+            body: {
+              metadata: { name: `p${i % PODS}`, labels: { app: 'x' } },
+              spec: { payload: String(i).repeat(POD_BYTES / 4) },
+            },
+          });
         }
         await sleep(1000);
         const peak = rssMb(s.child.pid!, 'VmHWM');
         const overflows = await metric(s.url, 'watchcache_response_buffer_overflows_total');
-        measured.push(`${mode}: baseline ${baseline.toFixed(0)} MB, peak ${peak.toFixed(0)} MB, overflows ${overflows}`);
-        console.log(`memory bound ${mode}: baseline RSS ${baseline.toFixed(0)} MB, peak RSS ${peak.toFixed(0)} MB (bound ${BOUND_MB} MB), ${overflows} responses ended for buffering`);
+        measured.push(
+          `${mode}: baseline ${baseline.toFixed(0)} MB, peak ${peak.toFixed(0)} MB, overflows ${overflows}`,
+        );
+        console.log(
+          `memory bound ${mode}: baseline RSS ${baseline.toFixed(0)} MB, peak RSS ${peak.toFixed(0)} MB (bound ${BOUND_MB} MB), ${overflows} responses ended for buffering`,
+        );
         assert.ok(peak < BOUND_MB, `peak RSS ${peak.toFixed(0)} MB >= ${BOUND_MB} MB`);
         assert.ok(overflows > 0, 'no response was ended for buffering');
         assert.equal(s.child.exitCode, null);

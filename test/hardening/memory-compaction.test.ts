@@ -12,14 +12,21 @@ import { WatchCache } from '../../src/cache/watch-cache.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { StoreCompactedError } from '../../src/store/store-errors.js';
 
-const pod = (name: string, payload = 0) => ({ metadata: { namespace: 'd', name }, spec: { payload: 'x'.repeat(payload) } });
+const pod = (name: string, payload = 0) => ({
+  metadata: { namespace: 'd', name },
+  spec: { payload: 'x'.repeat(payload) },
+});
 
 function watchError(store: MemoryStore, afterRV: number): Promise<Error> {
   return new Promise((resolve) => {
-    const w = store.watch(afterRV, () => {}, (err) => {
-      w.stop();
-      resolve(err);
-    });
+    const w = store.watch(
+      afterRV,
+      () => {},
+      (err) => {
+        w.stop();
+        resolve(err);
+      },
+    );
   });
 }
 
@@ -33,7 +40,11 @@ test('by count: the log stays under maxEvents; an RV below the compaction point 
   assert.equal(err.compactedRV, store.compactedResourceVersion);
   // A watch from the compacted RV itself still replays what is kept.
   const got: StoreEvent[] = [];
-  const w = store.watch(store.compactedResourceVersion, (e) => got.push(e), () => assert.fail('unexpected error'));
+  const w = store.watch(
+    store.compactedResourceVersion,
+    (e) => got.push(e),
+    () => assert.fail('unexpected error'),
+  );
   await new Promise((r) => setImmediate(r));
   assert.equal(got.length, 1000 - store.compactedResourceVersion);
   w.stop();
@@ -60,11 +71,18 @@ test('by age: entries older than maxAgeMs are dropped on a later write', async (
 test('a running watch never loses an undelivered event, and the cache keeps serving', async () => {
   const store = new MemoryStore({ compaction: { maxEvents: 10 } });
   const seen: number[] = [];
-  const w = store.watch(0, (e) => seen.push(e.resourceVersion), () => assert.fail('the running watch failed'));
+  const w = store.watch(
+    0,
+    (e) => seen.push(e.resourceVersion),
+    () => assert.fail('the running watch failed'),
+  );
   // A synchronous burst of 100 writes before the watch's delivery runs.
   await Promise.all(Array.from({ length: 100 }, (_, i) => store.create(pod(`b${i}`))));
   await new Promise((r) => setImmediate(r));
-  assert.deepEqual(seen, Array.from({ length: 100 }, (_, i) => i + 1));
+  assert.deepEqual(
+    seen,
+    Array.from({ length: 100 }, (_, i) => i + 1),
+  );
   w.stop();
   const cache = new WatchCache({ store, mode: 'beta' });
   await cache.start();

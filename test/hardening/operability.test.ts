@@ -46,10 +46,21 @@ describe('logs, livez, metrics', () => {
     assert.equal((await request(`${s.url}/livez`)).status, 200);
     assert.equal((await request(`${s.url}/api/v1/namespaces/default/pods?limit=5`)).status, 200);
     const metrics = (await request(`${s.url}/metrics`)).text;
-    for (const name of ['process_resident_memory_bytes', 'process_cpu_seconds_total', 'nodejs_eventloop_lag_seconds', 'nodejs_heap_size_used_bytes', 'watchcache_response_buffer_overflows_total', 'watchcache_request_timeouts_total', 'apiserver_registered_watchers']) {
+    for (const name of [
+      'process_resident_memory_bytes',
+      'process_cpu_seconds_total',
+      'nodejs_eventloop_lag_seconds',
+      'nodejs_heap_size_used_bytes',
+      'watchcache_response_buffer_overflows_total',
+      'watchcache_request_timeouts_total',
+      'apiserver_registered_watchers',
+    ]) {
       assert.match(metrics, new RegExp(`^# TYPE ${name} `, 'm'), name);
     }
-    await waitUntil(() => logLines(s).some((l) => l.msg === 'request' && l.path === '/api/v1/namespaces/default/pods'), 'the request log line');
+    await waitUntil(
+      () => logLines(s).some((l) => l.msg === 'request' && l.path === '/api/v1/namespaces/default/pods'),
+      'the request log line',
+    );
     const lines = logLines(s); // every line parses as JSON
     const serving = lines.find((l) => l.msg === 'serving');
     assert.ok(serving, 'no "serving" line');
@@ -85,11 +96,18 @@ describe('over etcd: readiness, outage and recovery logs, 5xx with cause', () =>
     const served = s;
     await waitUntil(async () => (await request(`${served.url}/readyz`)).status === 200, 'ready');
     await etcd.kill();
-    await waitUntil(async () => {
-      const r = await request(`${served.url}/readyz`);
-      return r.status === 503 && /\[-\]store pods: unreachable/.test(r.text);
-    }, '/readyz 503 naming the unreachable store', 30_000);
-    const write = await request(`${served.url}/api/v1/namespaces/default/pods`, { method: 'POST', body: { metadata: { name: 'during' } } });
+    await waitUntil(
+      async () => {
+        const r = await request(`${served.url}/readyz`);
+        return r.status === 503 && /\[-\]store pods: unreachable/.test(r.text);
+      },
+      '/readyz 503 naming the unreachable store',
+      30_000,
+    );
+    const write = await request(`${served.url}/api/v1/namespaces/default/pods`, {
+      method: 'POST',
+      body: { metadata: { name: 'during' } },
+    });
     assert.equal(write.status, 503, write.text);
     await waitUntil(() => logLines(served).some((l) => l.msg === 'server error' && l.status === 503), 'the 503 logged');
     const err = logLines(served).find((l) => l.msg === 'server error')!;
@@ -100,14 +118,25 @@ describe('over etcd: readiness, outage and recovery logs, 5xx with cause', () =>
     await waitUntil(async () => (await request(`${served.url}/readyz`)).status === 200, '/readyz 200 again', 30_000);
     // Every served resource has its own store (pods and the always-served events): once each.
     const ofPods = (l: LogLine): boolean => l.resource === 'pods';
-    await waitUntil(() => logLines(served).some((l) => l.msg === 'the store is reachable again' && ofPods(l)), 'the recovery logged');
+    await waitUntil(
+      () => logLines(served).some((l) => l.msg === 'the store is reachable again' && ofPods(l)),
+      'the recovery logged',
+    );
     const lines = logLines(served).filter(ofPods);
     assert.equal(lines.filter((l) => l.msg === 'the store is unreachable').length, 1, 'outage logged once');
     assert.equal(lines.filter((l) => l.msg === 'the store is reachable again').length, 1, 'recovery logged once');
     const down = lines.find((l) => l.msg === 'the store is unreachable')!;
     assert.equal(down.resource, 'pods');
     assert.equal(typeof down.cause, 'string');
-    assert.equal((await request(`${served.url}/api/v1/namespaces/default/pods`, { method: 'POST', body: { metadata: { name: 'after' } } })).status, 201);
+    assert.equal(
+      (
+        await request(`${served.url}/api/v1/namespaces/default/pods`, {
+          method: 'POST',
+          body: { metadata: { name: 'after' } },
+        })
+      ).status,
+      201,
+    );
   });
 });
 
@@ -137,7 +166,10 @@ describe('readiness while the cache re-lists', () => {
       const r = await request(`${server.url}/readyz`);
       assert.equal(r.status, 503);
       assert.match(r.text, /\[-\]watch-cache pods: not ready \(listing or re-listing its store\)/);
-      await waitUntil(async () => (await request(`${server.url}/readyz`)).status === 200, 'ready again after the relist');
+      await waitUntil(
+        async () => (await request(`${server.url}/readyz`)).status === 200,
+        'ready again after the relist',
+      );
     } finally {
       await server.close();
       await cache.stop();

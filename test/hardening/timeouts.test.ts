@@ -38,7 +38,10 @@ function closed(socket: net.Socket, boundMs = 10_000): Promise<string> {
   return new Promise((resolve, reject) => {
     let data = '';
     socket.on('data', (d: Buffer) => (data += d.toString('latin1')));
-    const timer = setTimeout(() => reject(new Error(`socket still open after ${boundMs} ms; got ${data.slice(0, 200)}`)), boundMs);
+    const timer = setTimeout(
+      () => reject(new Error(`socket still open after ${boundMs} ms; got ${data.slice(0, 200)}`)),
+      boundMs,
+    );
     socket.once('close', () => {
       clearTimeout(timer);
       resolve(data);
@@ -51,7 +54,10 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 describe('server timeouts', () => {
   let f: Fixture;
   before(async () => {
-    f = await startFixture({ mode: 'beta', timeouts: { idleTimeoutMs: IDLE_MS, headersTimeoutMs: REQUEST_MS, requestTimeoutMs: REQUEST_MS } });
+    f = await startFixture({
+      mode: 'beta',
+      timeouts: { idleTimeoutMs: IDLE_MS, headersTimeoutMs: REQUEST_MS, requestTimeoutMs: REQUEST_MS },
+    });
   });
   after(() => f.close());
 
@@ -103,7 +109,9 @@ describe('server timeouts', () => {
     const socket = net.connect(f.port, '127.0.0.1');
     const done = closed(socket);
     socket.on('error', () => {});
-    socket.write('POST /api/v1/namespaces/default/pods HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{');
+    socket.write(
+      'POST /api/v1/namespaces/default/pods HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{',
+    );
     const timer = setInterval(() => socket.writable && socket.write(' '), 100);
     try {
       const data = await done;
@@ -117,7 +125,11 @@ describe('server timeouts', () => {
   test('slowloris: an HTTP/2 body trickled in gets a 504 Timeout Status and the stream closes', async () => {
     const session = http2.connect(f.url);
     session.on('error', () => {});
-    const stream = session.request({ ':method': 'POST', ':path': '/api/v1/namespaces/default/pods', 'content-type': 'application/json' });
+    const stream = session.request({
+      ':method': 'POST',
+      ':path': '/api/v1/namespaces/default/pods',
+      'content-type': 'application/json',
+    });
     stream.on('error', () => {});
     stream.write('{');
     const timer = setInterval(() => !stream.destroyed && stream.write(' '), 100);
@@ -139,8 +151,19 @@ describe('server timeouts', () => {
     await w.response;
     await sleep(REQUEST_MS * 3);
     assert.equal(w.closed, false);
-    assert.equal((await request(`${f.url}/api/v1/namespaces/default/pods`, { method: 'POST', body: { metadata: { name: 'late' } } })).status, 201);
-    await w.waitFor(() => w.events.some((e) => e.object.metadata.name === 'late'), 'an event after the request timeout');
+    assert.equal(
+      (
+        await request(`${f.url}/api/v1/namespaces/default/pods`, {
+          method: 'POST',
+          body: { metadata: { name: 'late' } },
+        })
+      ).status,
+      201,
+    );
+    await w.waitFor(
+      () => w.events.some((e) => e.object.metadata.name === 'late'),
+      'an event after the request timeout',
+    );
     w.close();
   });
 
@@ -162,13 +185,42 @@ describe('timeouts over TLS', () => {
     const key = join(dir, 'key.pem');
     const cert = join(dir, 'cert.pem');
     try {
-      execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'rsa:2048',
+          '-nodes',
+          '-keyout',
+          key,
+          '-out',
+          cert,
+          '-days',
+          '1',
+          '-subj',
+          '/CN=localhost',
+          '-addext',
+          'subjectAltName=IP:127.0.0.1',
+        ],
+        { stdio: 'ignore' },
+      );
     } catch {
       return t.skip('openssl is not installed');
     }
-    const f = await startFixture({ mode: 'off', tls: { cert: readFileSync(cert), key: readFileSync(key) }, timeouts: { idleTimeoutMs: IDLE_MS } });
+    const f = await startFixture({
+      mode: 'off',
+      tls: { cert: readFileSync(cert), key: readFileSync(key) },
+      timeouts: { idleTimeoutMs: IDLE_MS },
+    });
     try {
-      const socket = tls.connect({ port: f.port, host: '127.0.0.1', ca: readFileSync(cert), ALPNProtocols: ['http/1.1'] });
+      const socket = tls.connect({
+        port: f.port,
+        host: '127.0.0.1',
+        ca: readFileSync(cert),
+        ALPNProtocols: ['http/1.1'],
+      });
       const done = closed(socket);
       socket.on('secureConnect', () => socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n'));
       assert.match(await done, /^HTTP\/1\.1 200/);
@@ -212,12 +264,30 @@ describe('watch timeouts', () => {
   });
 
   test('jitter and option checks', () => {
-    assert.equal(jitteredWatchTimeoutSeconds(1800, () => 0), 1800);
-    assert.equal(jitteredWatchTimeoutSeconds(1800, () => 0.5), 2700);
+    assert.equal(
+      jitteredWatchTimeoutSeconds(1800, () => 0),
+      1800,
+    );
+    assert.equal(
+      jitteredWatchTimeoutSeconds(1800, () => 0.5),
+      2700,
+    );
     assert.equal(resolveTimeouts({}).idleTimeoutMs, 90_000);
     assert.throws(() => resolveTimeouts({ idleTimeoutMs: 0 }), RangeError);
-    const c = parseServeArgs(['--idle-timeout-ms', '5000', '--header-timeout-ms', '7', '--request-timeout-ms', '8', '--min-request-timeout', '60'])!;
-    assert.deepEqual([c.idleTimeoutMs, c.headerTimeoutMs, c.requestTimeoutMs, c.minRequestTimeoutSeconds], [5000, 7, 8, 60]);
+    const c = parseServeArgs([
+      '--idle-timeout-ms',
+      '5000',
+      '--header-timeout-ms',
+      '7',
+      '--request-timeout-ms',
+      '8',
+      '--min-request-timeout',
+      '60',
+    ])!;
+    assert.deepEqual(
+      [c.idleTimeoutMs, c.headerTimeoutMs, c.requestTimeoutMs, c.minRequestTimeoutSeconds],
+      [5000, 7, 8, 60],
+    );
     assert.throws(() => parseServeArgs(['--idle-timeout-ms', '0']), /--idle-timeout-ms/);
   });
 });

@@ -33,15 +33,21 @@ export function checkSession(s: SessionRecord, ctx: CheckContext): Violation[] {
   const v: Violation[] = [];
   const fail = (rule: string, detail: string): void => void v.push({ session: s, rule, detail });
   const o = s.options;
-  const sel = ctx.history.selection({ namespace: o.namespace, labelSelector: o.labelSelector, fieldSelector: o.fieldSelector });
+  const sel = ctx.history.selection({
+    namespace: o.namespace,
+    labelSelector: o.labelSelector,
+    fieldSelector: o.fieldSelector,
+  });
   const data = s.received.filter((r) => r.type === 'ADDED' || r.type === 'MODIFIED' || r.type === 'DELETED');
   const errors = s.received.filter((r) => r.type === 'ERROR');
-  if (errors.length > 1 || (errors.length === 1 && s.received[s.received.length - 1]!.type !== 'ERROR')) fail('error', 'an ERROR event is not the last event');
+  if (errors.length > 1 || (errors.length === 1 && s.received[s.received.length - 1]!.type !== 'ERROR'))
+    fail('error', 'an ERROR event is not the last event');
   const err = errors[0];
 
   // ---- the start: which expected stream applies ----
   const rvOpt = o.resourceVersion ?? '';
-  const stateStart = o.sendInitialEvents === true || (o.sendInitialEvents === undefined && (rvOpt === '' || rvOpt === '0'));
+  const stateStart =
+    o.sendInitialEvents === true || (o.sendInitialEvents === undefined && (rvOpt === '' || rvOpt === '0'));
   let expected: Expected[] | undefined;
   if (err !== undefined && data.length === 0 && err.code === 410 && !stateStart && s.received.length === 1) {
     // A 410 with nothing before it: at the start (the start RV predates the history then) or
@@ -80,7 +86,10 @@ export function checkSession(s: SessionRecord, ctx: CheckContext): Violation[] {
     if (expected === undefined) {
       const exp = best ?? [];
       const n = Math.max(0, bestLen);
-      fail('prefix', `no snapshot RV explains the stream; first mismatch at #${n}: got ${describe(data[n])}, want ${describe(exp[n])}`);
+      fail(
+        'prefix',
+        `no snapshot RV explains the stream; first mismatch at #${n}: got ${describe(data[n])}, want ${describe(exp[n])}`,
+      );
       return v;
     }
   } else {
@@ -96,7 +105,10 @@ export function checkSession(s: SessionRecord, ctx: CheckContext): Violation[] {
   // ---- completeness ----
   const forceClosedAllowed = ctx.mode === 'off' && s.end === 'done' && err === undefined;
   if (s.end === 'open' && s.readingAtEnd && data.length !== expected.length) {
-    fail('complete', `open session read to the end got ${data.length} of ${expected.length} events; next missing: ${describe(expected[data.length])}`);
+    fail(
+      'complete',
+      `open session read to the end got ${data.length} of ${expected.length} events; next missing: ${describe(expected[data.length])}`,
+    );
   }
   if (s.end === 'done' && err === undefined && !forceClosedAllowed && o.timeoutSeconds === undefined) {
     fail('complete', `the engine ended the session without an ERROR after ${data.length} of ${expected.length} events`);
@@ -110,7 +122,11 @@ export function checkSession(s: SessionRecord, ctx: CheckContext): Violation[] {
       if (o.allowWatchBookmarks !== true) fail('bookmark', `bookmark at ${r.rv} delivered without allowWatchBookmarks`);
       if (r.rv < lastRV) fail('bookmark', `bookmark at ${r.rv} below the last received RV ${lastRV}`);
       const owed = expected.filter((e) => e.streamRV <= r.rv).length;
-      if (owed > seen) fail('bookmark', `bookmark at ${r.rv} before ${owed - seen} selected event(s) at or below it were delivered (next: ${describe(expected[seen])})`);
+      if (owed > seen)
+        fail(
+          'bookmark',
+          `bookmark at ${r.rv} before ${owed - seen} selected event(s) at or below it were delivered (next: ${describe(expected[seen])})`,
+        );
       lastRV = Math.max(lastRV, r.rv);
     } else if (r.type !== 'ERROR') {
       seen++;
@@ -128,10 +144,13 @@ export function checkSession(s: SessionRecord, ctx: CheckContext): Violation[] {
       else {
         const pos = Number(m[1]);
         const oldestMinus1 = Number(m[2]);
-        if (!(pos < oldestMinus1)) fail('error', `410 for position ${pos} although the history served from ${oldestMinus1}`);
-        if (!ctx.observedOldest.has(oldestMinus1 + 1)) fail('error', `410 names oldest ${oldestMinus1 + 1}, which the history never had`);
+        if (!(pos < oldestMinus1))
+          fail('error', `410 for position ${pos} although the history served from ${oldestMinus1}`);
+        if (!ctx.observedOldest.has(oldestMinus1 + 1))
+          fail('error', `410 names oldest ${oldestMinus1 + 1}, which the history never had`);
         const lastData = data.length === 0 ? 0 : data[data.length - 1]!.rv;
-        if (data.length > 0 && pos < Math.min(lastData, expected[data.length - 1]!.streamRV)) fail('error', `410 position ${pos} below the last delivered RV ${lastData}`);
+        if (data.length > 0 && pos < Math.min(lastData, expected[data.length - 1]!.streamRV))
+          fail('error', `410 position ${pos} below the last delivered RV ${lastData}`);
       }
     }
   }

@@ -37,6 +37,8 @@ for (const name of FAULT_NAMES) {
     const small = await shrink(makeTrace(found.seed, 150, 30), mode, { name, skip: found.skip });
     assert.ok(small.violations.length > 0);
     assert.ok(small.trace.writes <= 150 && small.trace.consumers.length <= 30);
-    console.log(`# fault ${name} (${mode}): seed ${found.seed}, shrunk to ${small.trace.writes} writes and ${small.trace.consumers.length} consumer(s) ${JSON.stringify(small.trace.consumers)}\n${formatViolation(small.violations[0]!)}`);
+    console.log(
+      `# fault ${name} (${mode}): seed ${found.seed}, shrunk to ${small.trace.writes} writes and ${small.trace.consumers.length} consumer(s) ${JSON.stringify(small.trace.consumers)}\n${formatViolation(small.violations[0]!)}`,
+    );
   });
 }

@@ -24,9 +24,12 @@ for (const mode of MODES) {
       sessions += r.sessions;
       events += r.events;
       for (const [k, x] of Object.entries(r.counters)) totals[k] = (totals[k] ?? 0) + x;
-      if (r.violations.length > 0) assert.fail(`seed ${trace.seed}:\n${r.violations.slice(0, 5).map(formatViolation).join('\n')}`);
+      if (r.violations.length > 0)
+        assert.fail(`seed ${trace.seed}:\n${r.violations.slice(0, 5).map(formatViolation).join('\n')}`);
     }
-    console.log(`# harness ${mode}: ${runs} runs, ${sessions} sessions, ${events} events checked; engine counters ${JSON.stringify(totals)}`);
+    console.log(
+      `# harness ${mode}: ${runs} runs, ${sessions} sessions, ${events} events checked; engine counters ${JSON.stringify(totals)}`,
+    );
     // The harness must exercise what it guards: stalls and catch-up in alpha/beta, force-closes in off,
     // and broken store watches (re-lists) in every mode.
     assert.ok(totals.storeWatchBreaks! > 0, 'no store watch was ever broken');
@@ -36,6 +39,7 @@ for (const mode of MODES) {
       assert.ok(totals.expired! + totals.expiredInitial! > 0, 'no watcher ever expired');
       assert.equal(totals.unresponsive, 0, 'alpha/beta never force-close');
     }
-    if (mode === 'beta') assert.equal(totals.skipped, 0, 'beta resyncs at the last dispatched RV: the live path never skips');
+    if (mode === 'beta')
+      assert.equal(totals.skipped, 0, 'beta resyncs at the last dispatched RV: the live path never skips');
   });
 }

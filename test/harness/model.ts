@@ -32,7 +32,8 @@ export class WriteHistory {
 
   record(event: StoreEvent): void {
     const last = this.log[this.log.length - 1];
-    if (last !== undefined && event.resourceVersion <= last.resourceVersion) throw new Error(`store history not increasing at ${event.resourceVersion}`);
+    if (last !== undefined && event.resourceVersion <= last.resourceVersion)
+      throw new Error(`store history not increasing at ${event.resourceVersion}`);
     this.log.push(event);
   }
 

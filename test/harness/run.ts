@@ -7,7 +7,14 @@
  * A run is described by a Trace (seed, number of writes, consumer specs), so
  * a failure can be shrunk to fewer writes and consumers and replayed.
  */
-import { MemoryStore, WatchCache, type IndexerFunc, type Mode, type WatchCacheOptions, type WatchOptions } from '../../src/index.js';
+import {
+  MemoryStore,
+  WatchCache,
+  type IndexerFunc,
+  type Mode,
+  type WatchCacheOptions,
+  type WatchOptions,
+} from '../../src/index.js';
 import { VirtualClock } from '../../src/sim/virtual-clock.js';
 import { FaultSwitch, type FaultName } from '../../src/testing/faults.js';
 import { withEngineOptions } from '../../src/cache/engine-options.js';
@@ -54,15 +61,29 @@ const NAMESPACES = ['ns-a', 'ns-b', 'ns-c'];
 const NAMES = ['p0', 'p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7'];
 const APPS = ['web', 'db', 'cache'];
 const NODES = ['n1', 'n2', 'n3'];
-const INDEXERS: Record<string, IndexerFunc> = { 'spec.nodeName': (o) => (o.spec as { nodeName?: string } | undefined)?.nodeName };
+const INDEXERS: Record<string, IndexerFunc> = {
+  'spec.nodeName': (o) => (o.spec as { nodeName?: string } | undefined)?.nodeName,
+};
 
 export function makeTrace(seed: number, writes: number, consumers: number): Trace {
   const r = new Prng(seed ^ 0x9e3779b9);
   const specs: ConsumerSpec[] = [];
   for (let i = 0; i < consumers; i++) {
-    specs.push({ id: i, seed: r.int(1, 2 ** 31), at: r.int(0, Math.max(0, writes - 1)), behaviour: r.pick(BEHAVIOURS) });
+    specs.push({
+      id: i,
+      seed: r.int(1, 2 ** 31),
+      at: r.int(0, Math.max(0, writes - 1)),
+      behaviour: r.pick(BEHAVIOURS),
+    });
   }
-  return { seed, writes, consumers: specs, smallHistory: r.chance(0.5), smallBudgets: r.chance(0.5), storeFaultEvery: r.chance(0.25) ? r.int(30, 90) : 0 };
+  return {
+    seed,
+    writes,
+    consumers: specs,
+    smallHistory: r.chance(0.5),
+    smallBudgets: r.chance(0.5),
+    storeFaultEvery: r.chance(0.25) ? r.int(30, 90) : 0,
+  };
 }
 
 function randomSelector(r: Prng): Pick<WatchOptions, 'namespace' | 'labelSelector' | 'fieldSelector'> {
@@ -77,20 +98,30 @@ function randomSelector(r: Prng): Pick<WatchOptions, 'namespace' | 'labelSelecto
   return o;
 }
 
-export async function runTrace(trace: Trace, mode: Mode, fault?: { name: FaultName; skip: number }): Promise<RunResult> {
+export async function runTrace(
+  trace: Trace,
+  mode: Mode,
+  fault?: { name: FaultName; skip: number },
+): Promise<RunResult> {
   const clock = new VirtualClock();
   const store = new MemoryStore({ clock });
   const history = new WriteHistory(INDEXERS);
-  store.watch(0, (ev) => history.record(ev), (e) => {
-    throw e;
-  });
+  store.watch(
+    0,
+    (ev) => history.record(ev),
+    (e) => {
+      throw e;
+    },
+  );
   const faulty = new FaultyStore(store);
   const options: WatchCacheOptions = {
     store: faulty,
     mode,
     clock,
     indexers: INDEXERS,
-    history: trace.smallHistory ? { lowerBound: 8, upperBound: 32, eventFreshDurationMs: 500 } : { lowerBound: 100, upperBound: 4096 },
+    history: trace.smallHistory
+      ? { lowerBound: 8, upperBound: 32, eventFreshDurationMs: 500 }
+      : { lowerBound: 100, upperBound: 4096 },
     bookmarkFrequencyMs: 1500,
     pass: trace.smallBudgets ? { scanBudget: 80, pushBudget: 12, maxWatchers: 3, intervalOpenCost: 8 } : {},
   };
@@ -110,18 +141,36 @@ export async function runTrace(trace: Trace, mode: Mode, fault?: { name: FaultNa
   const w = new Prng(trace.seed);
   const live = new Map<string, number>(); // key -> exists
 
-  const startSession = (spec: ConsumerSpec, index: number, options: WatchOptions): { rec: SessionRecord; watcher: Watcher } => {
+  const startSession = (
+    spec: ConsumerSpec,
+    index: number,
+    options: WatchOptions,
+  ): { rec: SessionRecord; watcher: Watcher } => {
     const floorRV = store.resourceVersion;
     const boundsAtStart = cache.historyBounds();
     const watcher = asWatcher(cache.watch(options));
-    const rec: SessionRecord = { consumer: spec.id, index, options, floorRV, cacheRVAtStart: cache.resourceVersion, boundsAtStart, received: [], end: 'open', readingAtEnd: false };
+    const rec: SessionRecord = {
+      consumer: spec.id,
+      index,
+      options,
+      floorRV,
+      cacheRVAtStart: cache.resourceVersion,
+      boundsAtStart,
+      received: [],
+      end: 'open',
+      readingAtEnd: false,
+    };
     sessions.push(rec);
     return { rec, watcher };
   };
 
   const consumer = async (spec: ConsumerSpec): Promise<void> => {
     const r = new Prng(spec.seed);
-    const base: WatchOptions = { ...randomSelector(r), allowWatchBookmarks: r.chance(0.5), channelCapacity: r.int(1, 8) };
+    const base: WatchOptions = {
+      ...randomSelector(r),
+      allowWatchBookmarks: r.chance(0.5),
+      channelCapacity: r.int(1, 8),
+    };
     const startKind = r.int(0, 5);
     if (startKind === 0) base.resourceVersion = '';
     else if (startKind === 1) base.resourceVersion = '0';
@@ -166,7 +215,8 @@ export async function runTrace(trace: Trace, mode: Mode, fault?: { name: FaultNa
         const ev = res.value;
         const meta = ev.object.metadata;
         const item: Received = { type: ev.type, key: keyOf(ev.object), rv: Number(meta.resourceVersion ?? 0) };
-        if (ev.type === 'BOOKMARK' && meta.annotations?.['k8s.io/initial-events-end'] === 'true') item.initialEnd = true;
+        if (ev.type === 'BOOKMARK' && meta.annotations?.['k8s.io/initial-events-end'] === 'true')
+          item.initialEnd = true;
         if (ev.type === 'ERROR') {
           const st = ev.object as unknown as { code: number; message: string };
           item.code = st.code;
@@ -182,9 +232,20 @@ export async function runTrace(trace: Trace, mode: Mode, fault?: { name: FaultNa
       // Reconnect like an informer: from the last RV seen; after a 410 (or nothing seen), re-list.
       if (got410 || lastRV === undefined) {
         const list = await cache.list({ resourceVersion: '0' });
-        options = { ...base, resourceVersion: list.metadata.resourceVersion, sendInitialEvents: undefined, resourceVersionMatch: undefined };
+        options = {
+          ...base,
+          resourceVersion: list.metadata.resourceVersion,
+          sendInitialEvents: undefined,
+          resourceVersionMatch: undefined,
+        };
         rec.relistRV = Number(list.metadata.resourceVersion);
-      } else options = { ...base, resourceVersion: String(lastRV), sendInitialEvents: undefined, resourceVersionMatch: undefined };
+      } else
+        options = {
+          ...base,
+          resourceVersion: String(lastRV),
+          sendInitialEvents: undefined,
+          resourceVersionMatch: undefined,
+        };
     }
   };
   let finishing = false;
@@ -209,7 +270,12 @@ export async function runTrace(trace: Trace, mode: Mode, fault?: { name: FaultNa
       live.delete(key);
     } else await store.update(obj);
     noteBounds();
-    if (trace.storeFaultEvery !== undefined && trace.storeFaultEvery > 0 && step % trace.storeFaultEvery === trace.storeFaultEvery - 1) faulty.breakWatches();
+    if (
+      trace.storeFaultEvery !== undefined &&
+      trace.storeFaultEvery > 0 &&
+      step % trace.storeFaultEvery === trace.storeFaultEvery - 1
+    )
+      faulty.breakWatches();
     // Bursts and pauses.
     const gap = w.chance(0.6) ? 0 : w.chance(0.9) ? w.int(1, 20) : w.int(100, 800);
     await clock.advance(gap);
@@ -232,7 +298,8 @@ export async function runTrace(trace: Trace, mode: Mode, fault?: { name: FaultNa
     ['unresponsive', 'apiserver_terminated_watchers_total', { reason: 'unresponsive' }],
     ['expired', 'apiserver_terminated_watchers_total', { reason: 'resource_expired' }],
     ['expiredInitial', 'apiserver_terminated_watchers_total', { reason: 'resource_expired_initial' }],
-  ] as const) counters[k] = await cache.metricValue(name, labels);
+  ] as const)
+    counters[k] = await cache.metricValue(name, labels);
   counters.storeWatchBreaks = faulty.breaks;
   await cache.stop();
   await clock.advance(1000);
@@ -249,11 +316,22 @@ export async function runTrace(trace: Trace, mode: Mode, fault?: { name: FaultNa
     for (let i = 1; i < list.length; i++) {
       const prev = list[i - 1]!;
       const last = [...prev.received].reverse().find((x) => x.type !== 'ERROR');
-      const expectedStart = prev.relistRV !== undefined ? String(prev.relistRV) : last !== undefined ? String(last.rv) : undefined;
+      const expectedStart =
+        prev.relistRV !== undefined ? String(prev.relistRV) : last !== undefined ? String(last.rv) : undefined;
       if (expectedStart !== undefined && list[i]!.options.resourceVersion !== expectedStart) {
-        violations.push({ session: list[i]!, rule: 'reconnect', detail: `resumed at ${list[i]!.options.resourceVersion}, last seen ${expectedStart}` });
+        violations.push({
+          session: list[i]!,
+          rule: 'reconnect',
+          detail: `resumed at ${list[i]!.options.resourceVersion}, last seen ${expectedStart}`,
+        });
       }
     }
   }
-  return { sessions: sessions.length, events: sessions.reduce((a, s) => a + s.received.length, 0), violations, counters, records: sessions };
+  return {
+    sessions: sessions.length,
+    events: sessions.reduce((a, s) => a + s.received.length, 0),
+    violations,
+    counters,
+    records: sessions,
+  };
 }

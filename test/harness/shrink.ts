@@ -14,7 +14,12 @@ export interface Shrunk {
   runs: number;
 }
 
-export async function shrink(trace: Trace, mode: Mode, fault?: { name: FaultName; skip: number }, maxRuns = 150): Promise<Shrunk> {
+export async function shrink(
+  trace: Trace,
+  mode: Mode,
+  fault?: { name: FaultName; skip: number },
+  maxRuns = 150,
+): Promise<Shrunk> {
   let runs = 0;
   const fails = async (t: Trace): Promise<Violation[] | undefined> => {
     runs++;

@@ -37,9 +37,13 @@ while (sessions < target && Date.now() < deadline) {
     sessions += r.sessions;
     if (r.violations.length > 0) {
       process.stdout.write('\n');
-      console.log(`FAILURE in ${mode} mode, seed ${seed}:\n${r.violations.slice(0, 5).map(formatViolation).join('\n')}`);
+      console.log(
+        `FAILURE in ${mode} mode, seed ${seed}:\n${r.violations.slice(0, 5).map(formatViolation).join('\n')}`,
+      );
       const small = await shrink(trace, mode);
-      console.log(`shrunk reproduction: ${JSON.stringify(small.trace)}\n${small.violations.slice(0, 3).map(formatViolation).join('\n')}`);
+      console.log(
+        `shrunk reproduction: ${JSON.stringify(small.trace)}\n${small.violations.slice(0, 3).map(formatViolation).join('\n')}`,
+      );
       process.exit(1);
     }
   }
@@ -47,7 +51,11 @@ while (sessions < target && Date.now() < deadline) {
   const pct = Math.min(100, (sessions / target) * 100);
   const bar = '#'.repeat(Math.floor(pct / 4)).padEnd(25, '.');
   const rate = sessions / ((Date.now() - started) / 1000);
-  process.stdout.write(`\r[${bar}] ${pct.toFixed(1)}% ${sessions} sessions, ${runs} runs, ${rate.toFixed(0)} sessions/s, seed ${seed}   `);
+  process.stdout.write(
+    `\r[${bar}] ${pct.toFixed(1)}% ${sessions} sessions, ${runs} runs, ${rate.toFixed(0)} sessions/s, seed ${seed}   `,
+  );
 }
 process.stdout.write('\n');
-console.log(`soak done: ${sessions} sessions in ${runs} runs, ${((Date.now() - started) / 1000).toFixed(1)} s, no violation`);
+console.log(
+  `soak done: ${sessions} sessions in ${runs} runs, ${((Date.now() - started) / 1000).toFixed(1)} s, no violation`,
+);

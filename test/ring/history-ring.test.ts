@@ -402,7 +402,9 @@ describe('history ring: reader thread vs writer thread', () => {
     const reader = ring.reader();
     assert.equal(reader.read(0, createRingRecord()), ReadStatus.OVERWRITTEN);
     assertAllIntact(ring, reader);
-    console.log(`# hammer: ${JSON.stringify(result)} growths=${ring.arenaGrowths} arenaEvictions=${ring.arenaEvictions}`);
+    console.log(
+      `# hammer: ${JSON.stringify(result)} growths=${ring.arenaGrowths} arenaEvictions=${ring.arenaEvictions}`,
+    );
   });
 
   test('an in-order follower parks on the publish counter and sees every event it keeps up with', async () => {

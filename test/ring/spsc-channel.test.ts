@@ -8,14 +8,7 @@
 import { Worker } from 'node:worker_threads';
 import test, { describe } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  POP_CLOSED,
-  POP_EMPTY,
-  SpscChannel,
-  Terminal,
-  Variant,
-  WriterOwner,
-} from '../../src/ring/spsc-channel.js';
+import { POP_CLOSED, POP_EMPTY, SpscChannel, Terminal, Variant, WriterOwner } from '../../src/ring/spsc-channel.js';
 import { HistoryRing, ReadStatus, createRingRecord } from '../../src/ring/history-ring.js';
 import { makeEvent, rvOf } from './ring-fixtures.js';
 import type { SpscWorkerData, SpscWorkerResult } from './spsc-worker.js';
@@ -168,7 +161,9 @@ describe('spsc channel: two threads', () => {
     assert.equal(c.count, count);
     assert.equal(c.terminal, Terminal.END);
     assert.equal(ch.size, 0);
-    console.log(`# spsc 1M: consumer parks=${c.parks} wakeups=${c.wakeups}; producer parks=${p.parks} wakeups=${p.wakeups}`);
+    console.log(
+      `# spsc 1M: consumer parks=${c.parks} wakeups=${c.wakeups}; producer parks=${p.parks} wakeups=${p.wakeups}`,
+    );
   });
 
   test('hand-off: main thread pushes, hands the producer role to a worker, which continues', async () => {

@@ -54,7 +54,11 @@ describe('discovery, health, metrics', () => {
   });
 
   test('GET /api/v1 lists the served resources', async () => {
-    const list = (await request(`${f.url}/api/v1`)).json<{ kind: string; groupVersion: string; resources: Record<string, unknown>[] }>();
+    const list = (await request(`${f.url}/api/v1`)).json<{
+      kind: string;
+      groupVersion: string;
+      resources: Record<string, unknown>[];
+    }>();
     assert.equal(list.kind, 'APIResourceList');
     assert.equal(list.groupVersion, 'v1');
     const byName = new Map(list.resources.map((r) => [r.name, r]));
@@ -102,7 +106,12 @@ describe('discovery, health, metrics', () => {
     const m = await request(`${f.url}/metrics`);
     assert.equal(m.status, 200);
     assert.match(String(m.headers['content-type']), /^text\/plain/);
-    for (const name of ['apiserver_watch_cache_capacity', 'apiserver_registered_watchers', 'apiserver_terminated_watchers_total', 'apiserver_watch_cache_event_encodings_total']) {
+    for (const name of [
+      'apiserver_watch_cache_capacity',
+      'apiserver_registered_watchers',
+      'apiserver_terminated_watchers_total',
+      'apiserver_watch_cache_event_encodings_total',
+    ]) {
       assert.match(m.text, new RegExp(`^# TYPE ${name} `, 'm'), name);
       assert.equal(m.text.match(new RegExp(`^# TYPE ${name} `, 'gm'))!.length, 1, `${name} once`);
     }
@@ -119,7 +128,11 @@ describe('CRUD and errors', () => {
   let f: Fixture;
   const pods = (ns = 'default'): string => `${f.url}/api/v1/namespaces/${ns}/pods`;
   before(async () => {
-    f = await startFixture({ resources: ['pods', 'nodes', 'endpoints'], blockTimeoutMs: 200, bodyLimitBytes: 3 * 1024 * 1024 });
+    f = await startFixture({
+      resources: ['pods', 'nodes', 'endpoints'],
+      blockTimeoutMs: 200,
+      bodyLimitBytes: 3 * 1024 * 1024,
+    });
   });
   after(() => f.close());
 
@@ -162,34 +175,84 @@ describe('CRUD and errors', () => {
 
   test('duplicate create is 409 AlreadyExists', async () => {
     assert.equal((await request(pods(), { method: 'POST', body: pod('dup') })).status, 201);
-    const s = assertStatus(await request(pods(), { method: 'POST', body: pod('dup') }), 409, 'AlreadyExists', /^pods "dup" already exists$/);
+    const s = assertStatus(
+      await request(pods(), { method: 'POST', body: pod('dup') }),
+      409,
+      'AlreadyExists',
+      /^pods "dup" already exists$/,
+    );
     assert.equal(s.details?.name, 'dup');
   });
 
   test('PUT and DELETE of a missing object are 404; a stale delete precondition is 409', async () => {
-    assertStatus(await request(`${pods()}/ghost`, { method: 'PUT', body: pod('ghost') }), 404, 'NotFound', /^pods "ghost" not found$/);
+    assertStatus(
+      await request(`${pods()}/ghost`, { method: 'PUT', body: pod('ghost') }),
+      404,
+      'NotFound',
+      /^pods "ghost" not found$/,
+    );
     assertStatus(await request(`${pods()}/ghost`, { method: 'DELETE' }), 404, 'NotFound');
-    const c = (await request(pods(), { method: 'POST', body: pod('pre') })).json<{ metadata: { resourceVersion: string } }>();
-    const body = { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { resourceVersion: String(Number(c.metadata.resourceVersion) - 1) } };
+    const c = (await request(pods(), { method: 'POST', body: pod('pre') })).json<{
+      metadata: { resourceVersion: string };
+    }>();
+    const body = {
+      kind: 'DeleteOptions',
+      apiVersion: 'v1',
+      preconditions: { resourceVersion: String(Number(c.metadata.resourceVersion) - 1) },
+    };
     assertStatus(await request(`${pods()}/pre`, { method: 'DELETE', body }), 409, 'Conflict');
     body.preconditions.resourceVersion = c.metadata.resourceVersion;
     assert.equal((await request(`${pods()}/pre`, { method: 'DELETE', body })).status, 200);
   });
 
   test('404 messages use the plural resource name (endpoints)', async () => {
-    assertStatus(await request(`${f.url}/api/v1/namespaces/default/endpoints/x`), 404, 'NotFound', /^endpoints "x" not found$/);
+    assertStatus(
+      await request(`${f.url}/api/v1/namespaces/default/endpoints/x`),
+      404,
+      'NotFound',
+      /^endpoints "x" not found$/,
+    );
   });
 
   test('malformed bodies: 400 (JSON, kind, namespace, name), 422 (invalid or missing name), 415 (media type)', async () => {
     assertStatus(await request(pods(), { method: 'POST', body: '{not json' }), 400, 'BadRequest', /not valid JSON/);
     assertStatus(await request(pods(), { method: 'POST', body: '[]' }), 400, 'BadRequest');
-    assertStatus(await request(pods(), { method: 'POST', body: { metadata: {} } }), 422, 'Invalid', /metadata.name: Required value/);
-    assertStatus(await request(pods(), { method: 'POST', body: { kind: 'Service', metadata: { name: 'x' } } }), 400, 'BadRequest', /kind/);
+    assertStatus(
+      await request(pods(), { method: 'POST', body: { metadata: {} } }),
+      422,
+      'Invalid',
+      /metadata.name: Required value/,
+    );
+    assertStatus(
+      await request(pods(), { method: 'POST', body: { kind: 'Service', metadata: { name: 'x' } } }),
+      400,
+      'BadRequest',
+      /kind/,
+    );
     assertStatus(await request(pods(), { method: 'POST', body: pod('x', 'other') }), 400, 'BadRequest', /namespace/);
-    assertStatus(await request(pods(), { method: 'POST', body: { metadata: { name: 'Bad_Name' } } }), 422, 'Invalid', /is invalid: metadata.name: Invalid value/);
-    assertStatus(await request(`${pods()}/a`, { method: 'PUT', body: pod('b') }), 400, 'BadRequest', /does not match the name/);
-    assertStatus(await request(pods(), { method: 'POST', body: 'metadata: {}', headers: { 'content-type': 'application/yaml' } }), 415, 'UnsupportedMediaType');
-    assertStatus(await request(`${pods()}?dryRun=All`, { method: 'POST', body: pod('dry') }), 400, 'BadRequest', /dryRun/);
+    assertStatus(
+      await request(pods(), { method: 'POST', body: { metadata: { name: 'Bad_Name' } } }),
+      422,
+      'Invalid',
+      /is invalid: metadata.name: Invalid value/,
+    );
+    assertStatus(
+      await request(`${pods()}/a`, { method: 'PUT', body: pod('b') }),
+      400,
+      'BadRequest',
+      /does not match the name/,
+    );
+    assertStatus(
+      await request(pods(), { method: 'POST', body: 'metadata: {}', headers: { 'content-type': 'application/yaml' } }),
+      415,
+      'UnsupportedMediaType',
+    );
+    assertStatus(
+      await request(`${pods()}?dryRun=All`, { method: 'POST', body: pod('dry') }),
+      400,
+      'BadRequest',
+      /dryRun/,
+    );
   });
 
   test('a body over 3 MiB is 413', async () => {
@@ -207,7 +270,10 @@ describe('CRUD and errors', () => {
   });
 
   test('cluster-scoped resources (nodes) live at /api/v1/nodes/{name}', async () => {
-    const c = await request(`${f.url}/api/v1/nodes`, { method: 'POST', body: { metadata: { name: 'node-1', namespace: 'ignored' } } });
+    const c = await request(`${f.url}/api/v1/nodes`, {
+      method: 'POST',
+      body: { metadata: { name: 'node-1', namespace: 'ignored' } },
+    });
     assert.equal(c.status, 201, c.text);
     const node = c.json<{ kind: string; metadata: { namespace?: string } }>();
     assert.equal(node.kind, 'Node');
@@ -220,7 +286,16 @@ describe('CRUD and errors', () => {
   });
 
   test('list with limit + continue pages in key order; items carry kind and apiVersion', async () => {
-    for (let i = 0; i < 5; i++) assert.equal((await request(pods('paging'), { method: 'POST', body: pod(`p-${i}`, 'paging', 0, { app: i % 2 === 0 ? 'even' : 'odd' }) })).status, 201);
+    for (let i = 0; i < 5; i++)
+      assert.equal(
+        (
+          await request(pods('paging'), {
+            method: 'POST',
+            body: pod(`p-${i}`, 'paging', 0, { app: i % 2 === 0 ? 'even' : 'odd' }),
+          })
+        ).status,
+        201,
+      );
     const names: string[] = [];
     let cont: string | undefined;
     let pages = 0;
@@ -229,7 +304,12 @@ describe('CRUD and errors', () => {
       const q = `limit=2${cont === undefined ? '' : `&continue=${encodeURIComponent(cont)}`}`;
       const r = await request(`${pods('paging')}?${q}`);
       assert.equal(r.status, 200, r.text);
-      const list = r.json<{ kind: string; apiVersion: string; metadata: { resourceVersion: string; continue?: string }; items: { kind: string; apiVersion: string; metadata: { name: string } }[] }>();
+      const list = r.json<{
+        kind: string;
+        apiVersion: string;
+        metadata: { resourceVersion: string; continue?: string };
+        items: { kind: string; apiVersion: string; metadata: { name: string } }[];
+      }>();
       assert.equal(list.kind, 'PodList');
       assert.equal(list.apiVersion, 'v1');
       rv ??= list.metadata.resourceVersion;
@@ -245,10 +325,20 @@ describe('CRUD and errors', () => {
     } while (cont !== undefined && cont !== '');
     assert.deepEqual(names, ['p-0', 'p-1', 'p-2', 'p-3', 'p-4']);
     assert.equal(pages, 3);
-    const sel = (await request(`${pods('paging')}?labelSelector=app%3Deven`)).json<{ items: { metadata: { name: string } }[] }>();
-    assert.deepEqual(sel.items.map((i) => i.metadata.name), ['p-0', 'p-2', 'p-4']);
-    const byName = (await request(`${f.url}/api/v1/pods?fieldSelector=metadata.name%3Dp-3`)).json<{ items: { metadata: { name: string } }[] }>();
-    assert.deepEqual(byName.items.map((i) => i.metadata.name), ['p-3']);
+    const sel = (await request(`${pods('paging')}?labelSelector=app%3Deven`)).json<{
+      items: { metadata: { name: string } }[];
+    }>();
+    assert.deepEqual(
+      sel.items.map((i) => i.metadata.name),
+      ['p-0', 'p-2', 'p-4'],
+    );
+    const byName = (await request(`${f.url}/api/v1/pods?fieldSelector=metadata.name%3Dp-3`)).json<{
+      items: { metadata: { name: string } }[];
+    }>();
+    assert.deepEqual(
+      byName.items.map((i) => i.metadata.name),
+      ['p-3'],
+    );
   });
 
   test('malformed query parameters are 400 with clear messages', async () => {
@@ -285,7 +375,8 @@ describe('410 for an Exact list older than the history', () => {
   test('Exact RV below the history is 410 Expired', async () => {
     const f = await startFixture({ history: { lowerBound: 2, upperBound: 2 } });
     try {
-      for (let i = 0; i < 6; i++) await request(`${f.url}/api/v1/namespaces/default/pods`, { method: 'POST', body: pod(`e-${i}`) });
+      for (let i = 0; i < 6; i++)
+        await request(`${f.url}/api/v1/namespaces/default/pods`, { method: 'POST', body: pod(`e-${i}`) });
       const r = await request(`${f.url}/api/v1/pods?resourceVersion=1&resourceVersionMatch=Exact`);
       assertStatus(r, 410, 'Expired', /too old resource version/);
     } finally {
@@ -306,9 +397,17 @@ describe('bearer token', () => {
       const r = await request(`${f.url}${p}`);
       assertStatus(r, 401, 'Unauthorized', /^Unauthorized$/);
     }
-    assertStatus(await request(`${f.url}/api/v1/pods`, { headers: { authorization: 'Bearer wrong' } }), 401, 'Unauthorized');
+    assertStatus(
+      await request(`${f.url}/api/v1/pods`, { headers: { authorization: 'Bearer wrong' } }),
+      401,
+      'Unauthorized',
+    );
     assertStatus(await request(`${f.url}/api/v1/pods`, { headers: { authorization: 's3cret' } }), 401, 'Unauthorized');
-    assertStatus(await request(`${f.url}/api/v1/namespaces/default/pods`, { method: 'POST', body: pod('x') }), 401, 'Unauthorized');
+    assertStatus(
+      await request(`${f.url}/api/v1/namespaces/default/pods`, { method: 'POST', body: pod('x') }),
+      401,
+      'Unauthorized',
+    );
     assertStatus(await request(`${f.url}/api/v1/pods?watch=true`), 401, 'Unauthorized');
   });
 

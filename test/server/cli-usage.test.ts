@@ -11,7 +11,9 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const MAIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
-const PACKAGE = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
+const PACKAGE = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+  version: string;
+};
 
 function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
   return new Promise((resolve) => {
@@ -30,7 +32,11 @@ test('--version and -v print the package version', async () => {
 });
 
 test('every subcommand has the same --help format', async () => {
-  for (const [command, flag] of [['serve', '--help'], ['bench', '--help'], ['simulate', '-h']] as const) {
+  for (const [command, flag] of [
+    ['serve', '--help'],
+    ['bench', '--help'],
+    ['simulate', '-h'],
+  ] as const) {
     {
       const r = await run([command, flag]);
       assert.equal(r.code, 0, `${command} ${flag}: ${r.err}`);
@@ -48,7 +54,10 @@ test('every subcommand has the same --help format', async () => {
 
 test('a bad flag or command: one line naming it, a hint, exit 2, no stack trace', async () => {
   const cases: [string[], RegExp][] = [
-    [['serve', '--bogus'], /^watchcache serve: Unknown option '--bogus'.*\nRun 'watchcache serve --help' for usage\.\n$/s],
+    [
+      ['serve', '--bogus'],
+      /^watchcache serve: Unknown option '--bogus'.*\nRun 'watchcache serve --help' for usage\.\n$/s,
+    ],
     [['serve', '--port', 'x'], /^watchcache serve: --port must be .*\nRun 'watchcache serve --help' for usage\.\n$/s],
     [['bench', '--bogus'], /^watchcache bench: .*--bogus.*\nRun 'watchcache bench --help' for usage\.\n$/s],
     [['simulate', '--bogus'], /^watchcache simulate: .*--bogus.*\nRun 'watchcache simulate --help' for usage\.\n$/s],

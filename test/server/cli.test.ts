@@ -23,7 +23,21 @@ describe('watchcache CLI arguments', () => {
   test('--help prints the serve usage and exits 0', () => {
     const r = run(['serve', '--help']);
     assert.equal(r.status, 0);
-    for (const flag of ['--host', '--port', '--mode', '--store', '--etcd', '--resources', '--token', '--channel-capacity', '--history-upper-bound', '--bookmark-frequency-ms', '--tls-cert', '--tls-key', '--max-watches']) {
+    for (const flag of [
+      '--host',
+      '--port',
+      '--mode',
+      '--store',
+      '--etcd',
+      '--resources',
+      '--token',
+      '--channel-capacity',
+      '--history-upper-bound',
+      '--bookmark-frequency-ms',
+      '--tls-cert',
+      '--tls-key',
+      '--max-watches',
+    ]) {
       assert.ok(r.stdout.includes(flag), flag);
     }
     assert.equal(run(['--help']).status, 0);
@@ -41,7 +55,10 @@ describe('watchcache CLI arguments', () => {
       [['serve', '--resources', 'pods,pods'], /lists "pods" twice/],
       [['serve', '--channel-capacity', '0'], /--channel-capacity must be an integer between 1/],
       [['serve', '--tls-cert', 'c.pem'], /--tls-cert and --tls-key must be given together/],
-      [['serve', '--tls-cert', '/nonexistent/c.pem', '--tls-key', '/nonexistent/k.pem', '--port', '0'], /--tls-cert: cannot read/],
+      [
+        ['serve', '--tls-cert', '/nonexistent/c.pem', '--tls-key', '/nonexistent/k.pem', '--port', '0'],
+        /--tls-cert: cannot read/,
+      ],
       [['serve', '--etcd', 'http://x:1'], /--etcd needs --store etcd/],
       [['serve', '--max-watches', '-3'], /--max-watches/],
       [['serve', 'extra'], /Unexpected argument|positional/i],
@@ -68,7 +85,16 @@ describe('watchcache CLI arguments', () => {
 
 describe('watchcache serve process', () => {
   test('prints the listening line, serves, and on SIGTERM ends every watch cleanly and exits 0', async () => {
-    const s = await serve(['--resources', 'pods,configmaps', '--mode', 'alpha', '--token', 't0k', '--max-watches', '10']);
+    const s = await serve([
+      '--resources',
+      'pods,configmaps',
+      '--mode',
+      'alpha',
+      '--token',
+      't0k',
+      '--max-watches',
+      '10',
+    ]);
     try {
       assert.equal(s.line[1], 'pods,configmaps,events', 'events is always served (kubectl describe lists them)');
       assert.equal(s.line[4], 'alpha');
@@ -81,7 +107,11 @@ describe('watchcache serve process', () => {
       await Promise.all([h1.response, h2.response]);
       assert.equal(h1.status, 200);
       assert.equal(h2.status, 200);
-      const created = await request(`${s.url}/api/v1/namespaces/default/pods`, { method: 'POST', body: { metadata: { name: 'p' }, spec: {} }, headers: auth });
+      const created = await request(`${s.url}/api/v1/namespaces/default/pods`, {
+        method: 'POST',
+        body: { metadata: { name: 'p' }, spec: {} },
+        headers: auth,
+      });
       assert.equal(created.status, 201);
       await h1.waitFor(() => h1.events.length === 1, 'the ADDED event');
       s.child.kill('SIGTERM');
@@ -110,7 +140,10 @@ describe('watchcache serve process', () => {
       await waitUntil(async () => (await request(`${url}/readyz`)).status === 200, '/readyz with etcd');
       const w = new RawWatch(s.port, '/api/v1/namespaces/default/configmaps?watch=true');
       await w.response;
-      const c = await request(`${url}/api/v1/namespaces/default/configmaps`, { method: 'POST', body: { metadata: { name: 'cfg' }, data: { a: '1' } } });
+      const c = await request(`${url}/api/v1/namespaces/default/configmaps`, {
+        method: 'POST',
+        body: { metadata: { name: 'cfg' }, data: { a: '1' } },
+      });
       assert.equal(c.status, 201, c.text);
       assert.equal(c.json<{ kind: string }>().kind, 'ConfigMap');
       await w.waitFor(() => w.events.length === 1, 'the ADDED event from etcd');

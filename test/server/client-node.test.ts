@@ -37,7 +37,12 @@ interface Informer {
   stop(): Promise<void>;
 }
 interface WatchApi {
-  watch(path: string, query: Record<string, unknown>, cb: (type: string, obj: Obj) => void, done: (err: unknown) => void): Promise<{ abort(): void }>;
+  watch(
+    path: string,
+    query: Record<string, unknown>,
+    cb: (type: string, obj: Obj) => void,
+    done: (err: unknown) => void,
+  ): Promise<{ abort(): void }>;
 }
 interface ClientNode {
   KubeConfig: new () => KubeConfig;
@@ -50,7 +55,10 @@ const PKG = '@kubernetes/client-node';
 
 function declared(): boolean {
   try {
-    const pj = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as Record<string, Record<string, string> | undefined>;
+    const pj = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as Record<
+      string,
+      Record<string, string> | undefined
+    >;
     return pj.dependencies?.[PKG] !== undefined || pj.devDependencies?.[PKG] !== undefined;
   } catch {
     return false;
@@ -90,7 +98,9 @@ describe('@kubernetes/client-node', { skip }, () => {
   test('informer: add, update and delete callbacks', async () => {
     await f.store().create(pod('before'));
     const core = kc.makeApiClient(k8s.CoreV1Api);
-    const informer = k8s.makeInformer(kc, '/api/v1/namespaces/default/pods', () => core.listNamespacedPod({ namespace: 'default' }));
+    const informer = k8s.makeInformer(kc, '/api/v1/namespaces/default/pods', () =>
+      core.listNamespacedPod({ namespace: 'default' }),
+    );
     const seen: string[] = [];
     informer.on('add', (o) => seen.push(`add:${o.metadata?.name}`));
     informer.on('update', (o) => seen.push(`update:${o.metadata?.name}`));
@@ -103,7 +113,10 @@ describe('@kubernetes/client-node', { skip }, () => {
       const c = await request(`${f.url}/api/v1/namespaces/default/pods`, { method: 'POST', body: pod('inf-1') });
       const created = c.json<{ metadata: Record<string, string> }>();
       await waitUntil(() => seen.includes('add:inf-1'), 'add');
-      await request(`${f.url}/api/v1/namespaces/default/pods/inf-1`, { method: 'PUT', body: { ...created, spec: { nodeName: 'n1' } } });
+      await request(`${f.url}/api/v1/namespaces/default/pods/inf-1`, {
+        method: 'PUT',
+        body: { ...created, spec: { nodeName: 'n1' } },
+      });
       await waitUntil(() => seen.includes('update:inf-1'), 'update');
       await request(`${f.url}/api/v1/namespaces/default/pods/inf-1`, { method: 'DELETE' });
       await waitUntil(() => seen.includes('delete:inf-1'), 'delete');
@@ -118,14 +131,24 @@ describe('@kubernetes/client-node', { skip }, () => {
     const rv = String(f.cache().resourceVersion);
     const got: string[] = [];
     let doneWith: unknown = 'pending';
-    const req = await w.watch('/api/v1/namespaces/default/pods', { resourceVersion: rv, allowWatchBookmarks: true }, (type, o) => got.push(`${type}:${o.metadata?.name ?? ''}`), (err) => (doneWith = err));
+    const req = await w.watch(
+      '/api/v1/namespaces/default/pods',
+      { resourceVersion: rv, allowWatchBookmarks: true },
+      (type, o) => got.push(`${type}:${o.metadata?.name ?? ''}`),
+      (err) => (doneWith = err),
+    );
     await waitUntil(() => f.server.activeWatches === 1, 'the watch');
     await f.store().create(pod('w-1'));
     await waitUntil(() => got.includes('ADDED:w-1'), 'ADDED');
     req.abort();
     for (let i = 0; i < 8; i++) await f.store().create(pod(`fill-${i}`)); // push RV 1 out of the 4-event history
     const errors: Obj[] = [];
-    await w.watch('/api/v1/namespaces/default/pods', { resourceVersion: '1' }, (type, o) => type === 'ERROR' && errors.push(o), (err) => (doneWith = err));
+    await w.watch(
+      '/api/v1/namespaces/default/pods',
+      { resourceVersion: '1' },
+      (type, o) => type === 'ERROR' && errors.push(o),
+      (err) => (doneWith = err),
+    );
     await waitUntil(() => doneWith === null && errors.length === 1, 'the ERROR event and the end');
     assert.equal(errors[0]!.code, 410);
     assert.equal(errors[0]!.reason, 'Expired');

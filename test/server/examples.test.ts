@@ -36,10 +36,14 @@ test('the informer example sees what kubectl applies from examples/', { skip, ti
   server = await serve(['--resources', 'pods,configmaps']);
   let out = '';
   let err = '';
-  informer = spawn(process.execPath, [join(ROOT, 'examples', 'informer.mjs'), server.url], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  informer = spawn(process.execPath, [join(ROOT, 'examples', 'informer.mjs'), server.url], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   informer.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   informer.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  const printed = (re: RegExp): Promise<void> => waitUntil(() => re.test(out), `the informer example to print ${re} (stdout: ${out}; stderr: ${err})`, 30_000);
+  const printed = (re: RegExp): Promise<void> =>
+    waitUntil(() => re.test(out), `the informer example to print ${re} (stdout: ${out}; stderr: ${err})`, 30_000);
   await printed(/^watching pods in default on /m);
 
   const k = kubectlRunner(KUBECTL, dir, server.url);

@@ -24,7 +24,8 @@ import { startFixture } from './server-fixture.js';
 const KUBECTL = findKubectl();
 const CI = process.env.CI !== undefined && process.env.CI !== '';
 if (KUBECTL === undefined && CI) {
-  test('kubectl is installed (required when CI is set)', () => assert.fail(`${KUBECTL_MISSING}; CI is set, so this is an error`));
+  test('kubectl is installed (required when CI is set)', () =>
+    assert.fail(`${KUBECTL_MISSING}; CI is set, so this is an error`));
 }
 
 const pod = (image: string, labels: string): string => `apiVersion: v1
@@ -47,7 +48,13 @@ interface Backend {
 }
 
 interface Obj {
-  metadata: { name: string; uid: string; resourceVersion: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  metadata: {
+    name: string;
+    uid: string;
+    resourceVersion: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
   spec: { containers: { name: string; image: string }[]; nodeName?: string };
 }
 
@@ -57,7 +64,8 @@ function editingSuite(name: string, start: () => Promise<Backend | string>): voi
     let skipped: string | undefined;
     let dir: string;
     let k: Kubectl;
-    const get = async (): Promise<Obj> => (await request(`${backend!.url}/api/v1/namespaces/default/pods/web`)).json<Obj>();
+    const get = async (): Promise<Obj> =>
+      (await request(`${backend!.url}/api/v1/namespaces/default/pods/web`)).json<Obj>();
     const ok = async (args: string[], out: RegExp, env?: Record<string, string>): Promise<string> => {
       const r = await k(args, env);
       assert.equal(r.code, 0, `kubectl ${args.join(' ')}: ${r.stderr}`);
@@ -105,15 +113,41 @@ function editingSuite(name: string, start: () => Promise<Backend | string>): voi
 
     test('patch: strategic (default), merge and json', async (t) => {
       if (skipped !== undefined) return t.skip(skipped);
-      await ok(['patch', 'pod', 'web', '-p', '{"spec":{"containers":[{"name":"sidecar","image":"busybox"}]}}'], /^pod\/web patched$/m);
-      assert.deepEqual((await get()).spec.containers.map((c) => c.name).sort(), ['c', 'sidecar'], 'strategic: containers merged by name');
+      await ok(
+        ['patch', 'pod', 'web', '-p', '{"spec":{"containers":[{"name":"sidecar","image":"busybox"}]}}'],
+        /^pod\/web patched$/m,
+      );
+      assert.deepEqual(
+        (await get()).spec.containers.map((c) => c.name).sort(),
+        ['c', 'sidecar'],
+        'strategic: containers merged by name',
+      );
       await ok(['patch', 'pod', 'web', '--type', 'merge', '-p', '{"metadata":{"labels":{"merged":"yes"}}}'], /patched/);
       assert.equal((await get()).metadata.labels?.merged, 'yes');
-      await ok(['patch', 'pod', 'web', '--type', 'json', '-p', '[{"op":"replace","path":"/spec/containers/0/image","value":"nginx:3"},{"op":"add","path":"/spec/nodeName","value":"n1"}]'], /patched/);
+      await ok(
+        [
+          'patch',
+          'pod',
+          'web',
+          '--type',
+          'json',
+          '-p',
+          '[{"op":"replace","path":"/spec/containers/0/image","value":"nginx:3"},{"op":"add","path":"/spec/nodeName","value":"n1"}]',
+        ],
+        /patched/,
+      );
       const o = await get();
       assert.equal(o.spec.nodeName, 'n1');
       assert.ok(o.spec.containers.some((c) => c.image === 'nginx:3'));
-      const bad = await k(['patch', 'pod', 'web', '--type', 'json', '-p', '[{"op":"test","path":"/spec/nodeName","value":"n2"}]']);
+      const bad = await k([
+        'patch',
+        'pod',
+        'web',
+        '--type',
+        'json',
+        '-p',
+        '[{"op":"test","path":"/spec/nodeName","value":"n2"}]',
+      ]);
       assert.notEqual(bad.code, 0);
       assert.match(bad.stderr, /test failed/);
     });
@@ -139,7 +173,10 @@ function editingSuite(name: string, start: () => Promise<Backend | string>): voi
       if (skipped !== undefined) return t.skip(skipped);
       const plain = await ok(['get', 'pods'], /^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\s*$/m);
       assert.match(plain, /^web\s+0\/2\s+0\s+\d+s\s*$/m);
-      await ok(['get', 'pods', '-o', 'wide'], /^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\s+IP\s+NODE\s+NOMINATED NODE\s+READINESS GATES\s*$/m);
+      await ok(
+        ['get', 'pods', '-o', 'wide'],
+        /^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\s+IP\s+NODE\s+NOMINATED NODE\s+READINESS GATES\s*$/m,
+      );
       await ok(['get', 'pods', '-o', 'wide'], /^web\s+0\/2\s+0\s+\d+s\s+<none>\s+n1\s+<none>\s+<none>\s*$/m);
       await ok(['get', 'pods', '-A', '--show-labels'], /^default\s+web\s+.*app=web/m);
       await ok(['create', 'configmap', 'cfg', '--from-literal=a=1', '--from-literal=b=2'], /configmap\/cfg created/);
@@ -163,16 +200,25 @@ function editingSuite(name: string, start: () => Promise<Backend | string>): voi
       });
       assert.equal(ev.status, 201, ev.text);
       const d = await ok(['describe', 'pod', 'web'], /^Name:\s+web$/m);
-      assert.match(d, /^Events:\n\s+Type\s+Reason\s+Age\s+From\s+Message\n[\s-]+\n\s+Normal\s+Scheduled\s+.*default-scheduler\s+Successfully assigned default\/web to n1/m);
+      assert.match(
+        d,
+        /^Events:\n\s+Type\s+Reason\s+Age\s+From\s+Message\n[\s-]+\n\s+Normal\s+Scheduled\s+.*default-scheduler\s+Successfully assigned default\/web to n1/m,
+      );
       await ok(['describe', 'configmap', 'cfg'], /^Name:\s+cfg$[\s\S]*^Events:\s+<none>$/m);
     });
 
     test('creating an invalid name is 422 Invalid', async (t) => {
       if (skipped !== undefined) return t.skip(skipped);
-      writeFileSync(join(dir, 'bad.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: Bad_Name\ndata:\n  a: b\n');
+      writeFileSync(
+        join(dir, 'bad.yaml'),
+        'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: Bad_Name\ndata:\n  a: b\n',
+      );
       const r = await k(['create', '-f', join(dir, 'bad.yaml')]);
       assert.notEqual(r.code, 0);
-      assert.match(r.stderr, /The ConfigMap "Bad_Name" is invalid: metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain/);
+      assert.match(
+        r.stderr,
+        /The ConfigMap "Bad_Name" is invalid: metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain/,
+      );
       const l = await ok(['get', 'cm', '-o', 'name'], /configmap\/cfg/);
       assert.doesNotMatch(l, /Bad_Name/);
     });

@@ -54,10 +54,15 @@ describe('kubectl', { skip }, () => {
   function kubectl(...args: string[]): Promise<Run> {
     const cacheDir = join(dir, `cache-${n++}`);
     return new Promise((resolve) => {
-      execFile(KUBECTL!, ['--cache-dir', cacheDir, '--request-timeout', '20s', ...args], { env: { ...process.env, HOME: dir, KUBECONFIG: join(dir, 'kubeconfig') }, timeout: 30_000 }, (err, stdout, stderr) => {
-        const code = err === null ? 0 : typeof err.code === 'number' ? err.code : 1;
-        resolve({ code, stdout, stderr });
-      });
+      execFile(
+        KUBECTL!,
+        ['--cache-dir', cacheDir, '--request-timeout', '20s', ...args],
+        { env: { ...process.env, HOME: dir, KUBECONFIG: join(dir, 'kubeconfig') }, timeout: 30_000 },
+        (err, stdout, stderr) => {
+          const code = err === null ? 0 : typeof err.code === 'number' ? err.code : 1;
+          resolve({ code, stdout, stderr });
+        },
+      );
     });
   }
 
@@ -107,28 +112,42 @@ current-context: local
   test('get pods, get po -A, -o json, label selector', async () => {
     const r = await kubectl('get', 'pods');
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, /^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\s*$/m, 'the server sends a Table with the pod columns');
+    assert.match(
+      r.stdout,
+      /^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\s*$/m,
+      'the server sends a Table with the pod columns',
+    );
     assert.match(r.stdout, /^web-1\s/m);
     const all = await kubectl('get', 'po', '-A');
     assert.match(all.stdout, /^default\s+web-1\s/m);
     const json = await kubectl('get', 'pods', '-o', 'json');
     const list = JSON.parse(json.stdout) as { items: { kind: string; metadata: { name: string } }[] };
-    assert.deepEqual(list.items.map((i) => i.metadata.name), ['web-1']);
+    assert.deepEqual(
+      list.items.map((i) => i.metadata.name),
+      ['web-1'],
+    );
     const none = await kubectl('get', 'pods', '-l', 'app=db');
     assert.match(none.stderr, /No resources found/);
   });
 
   test('get pods -w receives an event', async () => {
-    const child = spawn(KUBECTL!, ['--cache-dir', join(dir, `cache-${n++}`), 'get', 'pods', '-w', '--output-watch-events'], {
-      env: { ...process.env, HOME: dir, KUBECONFIG: join(dir, 'kubeconfig') },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      KUBECTL!,
+      ['--cache-dir', join(dir, `cache-${n++}`), 'get', 'pods', '-w', '--output-watch-events'],
+      {
+        env: { ...process.env, HOME: dir, KUBECONFIG: join(dir, 'kubeconfig') },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let out = '';
     let err = '';
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     const seen = (re: RegExp): Promise<void> =>
       new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`kubectl -w never printed ${re}; stdout: ${out}; stderr: ${err}`)), 20_000);
+        const timer = setTimeout(
+          () => reject(new Error(`kubectl -w never printed ${re}; stdout: ${out}; stderr: ${err}`)),
+          20_000,
+        );
         const check = (): void => {
           if (re.test(out)) {
             clearTimeout(timer);
@@ -147,7 +166,10 @@ current-context: local
       await seen(/^EVENT\s+NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\s*$/m);
       await seen(/^ADDED\s+web-1\s/m);
       await waitForWatch(f);
-      const c = await request(`${f.url}/api/v1/namespaces/default/pods`, { method: 'POST', body: { metadata: { name: 'web-2' }, spec: {} } });
+      const c = await request(`${f.url}/api/v1/namespaces/default/pods`, {
+        method: 'POST',
+        body: { metadata: { name: 'web-2' }, spec: {} },
+      });
       assert.equal(c.status, 201);
       await seen(/^ADDED\s+web-2\s/m);
     } finally {
@@ -165,7 +187,10 @@ current-context: local
   });
 
   test('configmaps and the cm short name', async () => {
-    const c = await request(`${f.url}/api/v1/namespaces/default/configmaps`, { method: 'POST', body: { metadata: { name: 'app-config' }, data: { a: 'b' } } });
+    const c = await request(`${f.url}/api/v1/namespaces/default/configmaps`, {
+      method: 'POST',
+      body: { metadata: { name: 'app-config' }, data: { a: 'b' } },
+    });
     assert.equal(c.status, 201);
     const r = await kubectl('get', 'cm');
     assert.equal(r.code, 0, r.stderr);

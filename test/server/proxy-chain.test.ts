@@ -23,14 +23,27 @@ import { rmSync } from 'node:fs';
 import { TcpRelay } from '../../src/testing/tcp-relay.js';
 import { startEtcd } from '../support/etcd-server.js';
 import { RawWatch, request, waitUntil, type WireEvent } from '../support/http-client.js';
-import { clientNodeConfig, findKubectl, Kubectl, loadClientNode, type ClientNode, type ClientNodeInformer } from '../support/kube-clients.js';
+import {
+  clientNodeConfig,
+  findKubectl,
+  Kubectl,
+  loadClientNode,
+  type ClientNode,
+  type ClientNodeInformer,
+} from '../support/kube-clients.js';
 import { serve, type Served } from '../support/serve-process.js';
 
 const KUBECTL = findKubectl();
 const clientNode = await loadClientNode();
 const CI = process.env.CI !== undefined && process.env.CI !== '';
-const missing = KUBECTL === undefined ? 'kubectl is not installed (apt-get install -y kubernetes-client, or set KUBECTL)' : typeof clientNode === 'string' ? clientNode : undefined;
-if (missing !== undefined && CI) test('kubectl and client-node are installed (required when CI is set)', () => assert.fail(missing));
+const missing =
+  KUBECTL === undefined
+    ? 'kubectl is not installed (apt-get install -y kubernetes-client, or set KUBECTL)'
+    : typeof clientNode === 'string'
+      ? clientNode
+      : undefined;
+if (missing !== undefined && CI)
+  test('kubectl and client-node are installed (required when CI is set)', () => assert.fail(missing));
 const etcd = missing === undefined ? await startEtcd() : null;
 
 const POD_YAML = `apiVersion: v1
@@ -63,7 +76,9 @@ function ended(w: RawWatch): boolean {
 }
 
 function seen(w: RawWatch): string[] {
-  return w.events.filter((e: WireEvent) => e.type !== 'BOOKMARK').map((e) => `${e.type} ${e.object.metadata.name}@${e.object.metadata.resourceVersion}`);
+  return w.events
+    .filter((e: WireEvent) => e.type !== 'BOOKMARK')
+    .map((e) => `${e.type} ${e.object.metadata.name}@${e.object.metadata.resourceVersion}`);
 }
 
 async function ready(url: string): Promise<void> {
@@ -71,7 +86,10 @@ async function ready(url: string): Promise<void> {
 }
 
 async function post(url: string, name: string): Promise<Obj> {
-  const r = await request(`${url}/api/v1/namespaces/default/pods`, { method: 'POST', body: { apiVersion: 'v1', kind: 'Pod', metadata: { name, labels: { app: 'chain' } }, spec: {} } });
+  const r = await request(`${url}/api/v1/namespaces/default/pods`, {
+    method: 'POST',
+    body: { apiVersion: 'v1', kind: 'Pod', metadata: { name, labels: { app: 'chain' } }, spec: {} },
+  });
   assert.equal(r.status, 201, r.text);
   return r.json<Obj>();
 }
@@ -92,9 +110,12 @@ async function listRV(url: string): Promise<string> {
 async function startInformer(k8s: ClientNode, url: string): Promise<{ informer: ClientNodeInformer; calls: string[] }> {
   const kc = clientNodeConfig(k8s, url);
   const core = kc.makeApiClient(k8s.CoreV1Api);
-  const informer = k8s.makeInformer(kc, '/api/v1/namespaces/default/pods', () => core.listNamespacedPod({ namespace: 'default' }));
+  const informer = k8s.makeInformer(kc, '/api/v1/namespaces/default/pods', () =>
+    core.listNamespacedPod({ namespace: 'default' }),
+  );
   const calls: string[] = [];
-  for (const kind of ['add', 'update', 'delete'] as const) informer.on(kind, (o) => calls.push(`${kind} ${o.metadata?.name}@${o.metadata?.resourceVersion}`));
+  for (const kind of ['add', 'update', 'delete'] as const)
+    informer.on(kind, (o) => calls.push(`${kind} ${o.metadata?.name}@${o.metadata?.resourceVersion}`));
   informer.on('error', () => undefined);
   await informer.start();
   return { informer, calls };
@@ -102,11 +123,18 @@ async function startInformer(k8s: ClientNode, url: string): Promise<{ informer: 
 
 /** Writes through the leaf with kubectl and plain requests, checked at the root. */
 async function writeThroughLeaf(kubectl: Kubectl, leaf: string, root: string, prefix: string): Promise<void> {
-  const created = await kubectl.run('create', '-f', kubectl.file('pod.yaml', POD_YAML.replace('web-1', `${prefix}-web`)));
+  const created = await kubectl.run(
+    'create',
+    '-f',
+    kubectl.file('pod.yaml', POD_YAML.replace('web-1', `${prefix}-web`)),
+  );
   assert.equal(created.code, 0, created.stderr);
   const a = await post(leaf, `${prefix}-a`);
   await post(leaf, `${prefix}-b`);
-  const put = await request(`${leaf}/api/v1/namespaces/default/pods/${prefix}-a`, { method: 'PUT', body: { ...a, spec: { nodeName: 'n1' } } });
+  const put = await request(`${leaf}/api/v1/namespaces/default/pods/${prefix}-a`, {
+    method: 'PUT',
+    body: { ...a, spec: { nodeName: 'n1' } },
+  });
   assert.equal(put.status, 200, put.text);
   const del = await kubectl.run('delete', 'pod', `${prefix}-b`);
   assert.equal(del.code, 0, del.stderr);
@@ -122,126 +150,197 @@ async function writeThroughLeaf(kubectl: Kubectl, leaf: string, root: string, pr
 /** The informer saw each object version at most once and holds exactly the root's objects. */
 async function informerMatchesRoot(calls: string[], informer: ClientNodeInformer, root: string): Promise<void> {
   const rootNames = (await names(root)).sort();
-  await waitUntil(() => JSON.stringify(informer.list('default').map((o) => o.metadata!.name!).sort()) === JSON.stringify(rootNames), 'the informer to hold the root objects');
+  await waitUntil(
+    () =>
+      JSON.stringify(
+        informer
+          .list('default')
+          .map((o) => o.metadata!.name!)
+          .sort(),
+      ) === JSON.stringify(rootNames),
+    'the informer to hold the root objects',
+  );
   const adds = calls.filter((c) => c.startsWith('add ') || c.startsWith('update '));
   assert.equal(new Set(adds).size, adds.length, `no object version delivered twice: ${calls.join(', ')}`);
 }
 
-test('chain over a memory root: writes through the leaf land in the root; an upstream outage is survived without loss or duplicates', { skip: missing ?? false, timeout: 180_000 }, async (t) => {
-  const k8s = clientNode as ClientNode;
-  const root = await serve(['--store', 'memory', '--mode', 'beta', '--bookmark-frequency-ms', '1000']);
-  t.after(() => stopServed(root));
-  const mid = await serve(['--store', 'kube', '--upstream', root.url, '--mode', 'alpha', '--bookmark-frequency-ms', '1000']);
-  t.after(() => stopServed(mid));
-  const link = new TcpRelay(mid.port);
-  await link.listen();
-  t.after(() => link.close());
-  const leaf = await serve(['--store', 'kube', '--upstream', `http://127.0.0.1:${link.port}`, '--upstream-watch-list', '--mode', 'beta']);
-  t.after(() => stopServed(leaf));
-  await ready(mid.url);
-  await ready(leaf.url);
-  const kubectl = new Kubectl(KUBECTL!, leaf.url);
-  t.after(() => rmSync(kubectl.dir, { recursive: true, force: true }));
+test(
+  'chain over a memory root: writes through the leaf land in the root; an upstream outage is survived without loss or duplicates',
+  { skip: missing ?? false, timeout: 180_000 },
+  async (t) => {
+    const k8s = clientNode as ClientNode;
+    const root = await serve(['--store', 'memory', '--mode', 'beta', '--bookmark-frequency-ms', '1000']);
+    t.after(() => stopServed(root));
+    const mid = await serve([
+      '--store',
+      'kube',
+      '--upstream',
+      root.url,
+      '--mode',
+      'alpha',
+      '--bookmark-frequency-ms',
+      '1000',
+    ]);
+    t.after(() => stopServed(mid));
+    const link = new TcpRelay(mid.port);
+    await link.listen();
+    t.after(() => link.close());
+    const leaf = await serve([
+      '--store',
+      'kube',
+      '--upstream',
+      `http://127.0.0.1:${link.port}`,
+      '--upstream-watch-list',
+      '--mode',
+      'beta',
+    ]);
+    t.after(() => stopServed(leaf));
+    await ready(mid.url);
+    await ready(leaf.url);
+    const kubectl = new Kubectl(KUBECTL!, leaf.url);
+    t.after(() => rmSync(kubectl.dir, { recursive: true, force: true }));
 
-  const rv = await listRV(leaf.url);
-  const atRoot = new RawWatch(root.port, `/api/v1/namespaces/default/pods?watch=true&resourceVersion=${rv}`);
-  const atLeaf = new RawWatch(leaf.port, `/api/v1/namespaces/default/pods?watch=true&resourceVersion=${rv}`);
-  t.after(() => (atRoot.close(), atLeaf.close()));
-  const { informer, calls } = await startInformer(k8s, leaf.url);
-  t.after(() => informer.stop());
+    const rv = await listRV(leaf.url);
+    const atRoot = new RawWatch(root.port, `/api/v1/namespaces/default/pods?watch=true&resourceVersion=${rv}`);
+    const atLeaf = new RawWatch(leaf.port, `/api/v1/namespaces/default/pods?watch=true&resourceVersion=${rv}`);
+    t.after(() => (atRoot.close(), atLeaf.close()));
+    const { informer, calls } = await startInformer(k8s, leaf.url);
+    t.after(() => informer.stop());
 
-  await writeThroughLeaf(kubectl, leaf.url, root.url, 'one');
-  await atLeaf.waitFor(() => seen(atLeaf).length >= seen(atRoot).length && seen(atRoot).length >= 5, 'the leaf watcher to see the writes');
-  assert.deepEqual(seen(atLeaf), seen(atRoot), 'the leaf sees the root events, once, in order, with the root RVs');
+    await writeThroughLeaf(kubectl, leaf.url, root.url, 'one');
+    await atLeaf.waitFor(
+      () => seen(atLeaf).length >= seen(atRoot).length && seen(atRoot).length >= 5,
+      'the leaf watcher to see the writes',
+    );
+    assert.deepEqual(seen(atLeaf), seen(atRoot), 'the leaf sees the root events, once, in order, with the root RVs');
 
-  // The outage: the leaf's upstream link is cut while writes go on at the root.
-  link.cut();
-  await waitUntil(async () => (await request(`${leaf.url}/readyz`)).status === 503, 'the leaf /readyz to report the upstream away');
-  const before = await names(leaf.url);
-  for (let i = 0; i < 5; i++) await post(root.url, `during-${i}`);
-  const gone = await request(`${root.url}/api/v1/namespaces/default/pods/one-a`, { method: 'DELETE' });
-  assert.equal(gone.status, 200);
-  assert.deepEqual(await names(leaf.url), before, 'RV-0 reads at the leaf keep working from its cache');
-  const consistent = await request(`${leaf.url}/api/v1/namespaces/default/pods`);
-  assert.equal(consistent.status, 503, consistent.text);
-  assert.equal(consistent.headers['retry-after'], '1');
-  assert.equal(consistent.json<{ kind: string }>().kind, 'Status');
+    // The outage: the leaf's upstream link is cut while writes go on at the root.
+    link.cut();
+    await waitUntil(
+      async () => (await request(`${leaf.url}/readyz`)).status === 503,
+      'the leaf /readyz to report the upstream away',
+    );
+    const before = await names(leaf.url);
+    for (let i = 0; i < 5; i++) await post(root.url, `during-${i}`);
+    const gone = await request(`${root.url}/api/v1/namespaces/default/pods/one-a`, { method: 'DELETE' });
+    assert.equal(gone.status, 200);
+    assert.deepEqual(await names(leaf.url), before, 'RV-0 reads at the leaf keep working from its cache');
+    const consistent = await request(`${leaf.url}/api/v1/namespaces/default/pods`);
+    assert.equal(consistent.status, 503, consistent.text);
+    assert.equal(consistent.headers['retry-after'], '1');
+    assert.equal(consistent.json<{ kind: string }>().kind, 'Status');
 
-  link.restore();
-  await ready(leaf.url);
-  await post(leaf.url, 'after');
-  await atLeaf.waitFor(() => seen(atLeaf).length >= seen(atRoot).length && seen(atRoot).some((l) => l.includes(' after@')), 'the leaf watcher to catch up');
-  assert.deepEqual(seen(atLeaf), seen(atRoot), 'after the outage: nothing lost, nothing repeated, same order and RVs');
-  assert.ok(!ended(atLeaf), 'the leaf watcher was never ended (no re-list anywhere in the chain)');
-  assert.deepEqual((await names(leaf.url)).sort(), (await names(root.url)).sort());
-  const viaKubectl = await kubectl.run('get', 'pods', '-o', 'json');
-  assert.equal(viaKubectl.code, 0, viaKubectl.stderr);
-  assert.deepEqual((JSON.parse(viaKubectl.stdout) as { items: Obj[] }).items.map((o) => o.metadata.name).sort(), (await names(root.url)).sort());
-  await informerMatchesRoot(calls, informer, root.url);
-});
+    link.restore();
+    await ready(leaf.url);
+    await post(leaf.url, 'after');
+    await atLeaf.waitFor(
+      () => seen(atLeaf).length >= seen(atRoot).length && seen(atRoot).some((l) => l.includes(' after@')),
+      'the leaf watcher to catch up',
+    );
+    assert.deepEqual(
+      seen(atLeaf),
+      seen(atRoot),
+      'after the outage: nothing lost, nothing repeated, same order and RVs',
+    );
+    assert.ok(!ended(atLeaf), 'the leaf watcher was never ended (no re-list anywhere in the chain)');
+    assert.deepEqual((await names(leaf.url)).sort(), (await names(root.url)).sort());
+    const viaKubectl = await kubectl.run('get', 'pods', '-o', 'json');
+    assert.equal(viaKubectl.code, 0, viaKubectl.stderr);
+    assert.deepEqual(
+      (JSON.parse(viaKubectl.stdout) as { items: Obj[] }).items.map((o) => o.metadata.name).sort(),
+      (await names(root.url)).sort(),
+    );
+    await informerMatchesRoot(calls, informer, root.url);
+  },
+);
 
-test('chain over an etcd root: a root restart is survived; writes while it is down reach the leaf through re-lists', { skip: missing ?? (etcd === null ? 'etcd not installed' : false), timeout: 180_000 }, async (t) => {
-  t.after(() => etcd?.stop());
-  const k8s = clientNode as ClientNode;
-  const rootArgs = ['--store', 'etcd', '--etcd', etcd!.endpoint, '--mode', 'beta', '--bookmark-frequency-ms', '1000'];
-  let root = await serve(rootArgs);
-  const rootPort = root.port;
-  t.after(() => stopServed(root));
-  const mid = await serve(['--store', 'kube', '--upstream', root.url, '--upstream-watch-list', '--mode', 'beta']);
-  t.after(() => stopServed(mid));
-  const leaf = await serve(['--store', 'kube', '--upstream', mid.url, '--mode', 'off']);
-  t.after(() => stopServed(leaf));
-  await ready(mid.url);
-  await ready(leaf.url);
-  const kubectl = new Kubectl(KUBECTL!, leaf.url);
-  t.after(() => rmSync(kubectl.dir, { recursive: true, force: true }));
+test(
+  'chain over an etcd root: a root restart is survived; writes while it is down reach the leaf through re-lists',
+  { skip: missing ?? (etcd === null ? 'etcd not installed' : false), timeout: 180_000 },
+  async (t) => {
+    t.after(() => etcd?.stop());
+    const k8s = clientNode as ClientNode;
+    const rootArgs = ['--store', 'etcd', '--etcd', etcd!.endpoint, '--mode', 'beta', '--bookmark-frequency-ms', '1000'];
+    let root = await serve(rootArgs);
+    const rootPort = root.port;
+    t.after(() => stopServed(root));
+    const mid = await serve(['--store', 'kube', '--upstream', root.url, '--upstream-watch-list', '--mode', 'beta']);
+    t.after(() => stopServed(mid));
+    const leaf = await serve(['--store', 'kube', '--upstream', mid.url, '--mode', 'off']);
+    t.after(() => stopServed(leaf));
+    await ready(mid.url);
+    await ready(leaf.url);
+    const kubectl = new Kubectl(KUBECTL!, leaf.url);
+    t.after(() => rmSync(kubectl.dir, { recursive: true, force: true }));
 
-  const rv = await listRV(leaf.url);
-  const atLeaf = new RawWatch(leaf.port, `/api/v1/namespaces/default/pods?watch=true&resourceVersion=${rv}`);
-  t.after(() => atLeaf.close());
-  const { informer, calls } = await startInformer(k8s, leaf.url);
-  t.after(() => informer.stop());
-  const expected: string[] = [];
-  const record = (o: Obj, type = 'ADDED'): void => void expected.push(`${type} ${o.metadata.name}@${o.metadata.resourceVersion}`);
+    const rv = await listRV(leaf.url);
+    const atLeaf = new RawWatch(leaf.port, `/api/v1/namespaces/default/pods?watch=true&resourceVersion=${rv}`);
+    t.after(() => atLeaf.close());
+    const { informer, calls } = await startInformer(k8s, leaf.url);
+    t.after(() => informer.stop());
+    const expected: string[] = [];
+    const record = (o: Obj, type = 'ADDED'): void =>
+      void expected.push(`${type} ${o.metadata.name}@${o.metadata.resourceVersion}`);
 
-  await writeThroughLeaf(kubectl, leaf.url, root.url, 'one');
-  for (let i = 0; i < 3; i++) record(await post(leaf.url, `x-${i}`));
-  await atLeaf.waitFor(() => seen(atLeaf).some((l) => l.includes(' x-2@')), 'the leaf watcher to see the writes');
+    await writeThroughLeaf(kubectl, leaf.url, root.url, 'one');
+    for (let i = 0; i < 3; i++) record(await post(leaf.url, `x-${i}`));
+    await atLeaf.waitFor(() => seen(atLeaf).some((l) => l.includes(' x-2@')), 'the leaf watcher to see the writes');
 
-  // The root restarts on the same port (same etcd): while it is away the chain serves what it has.
-  const beforeRestart = seen(atLeaf);
-  await stopServed(root);
-  await waitUntil(async () => (await request(`${leaf.url}/api/v1/namespaces/default/pods`)).status === 503, 'consistent reads at the leaf to answer 503');
-  const consistent = await request(`${leaf.url}/api/v1/namespaces/default/pods`);
-  assert.equal(consistent.status, 503);
-  assert.equal(consistent.headers['retry-after'], '1');
-  assert.ok((await names(leaf.url)).includes('x-2'), 'RV-0 reads keep working at the leaf');
-  await waitUntil(async () => (await request(`${mid.url}/readyz`)).status === 503, 'the proxy /readyz to report its upstream away');
-  root = await serve([...rootArgs, '--port', String(rootPort)]);
-  await ready(mid.url);
-  await ready(leaf.url);
-  for (let i = 0; i < 3; i++) record(await post(leaf.url, `y-${i}`));
-  await atLeaf.waitFor(() => seen(atLeaf).some((l) => l.includes(' y-2@')), 'the leaf watcher to see writes after the restart');
-  const events = seen(atLeaf);
-  assert.deepEqual(events.slice(0, beforeRestart.length), beforeRestart);
-  const etcdLines = events.filter((l) => /^ADDED [xy]-/.test(l));
-  assert.deepEqual(etcdLines, expected, 'every write once, in order, with etcd revisions as RVs, across the root restart');
-  const rvs = events.map((l) => Number(l.split('@')[1]));
-  assert.deepEqual(rvs, [...rvs].sort((a, b) => a - b), 'RVs strictly in order');
-  assert.equal(new Set(rvs).size, rvs.length, 'no event twice');
-  assert.ok(!ended(atLeaf), 'no re-list: the leaf watcher is still open');
+    // The root restarts on the same port (same etcd): while it is away the chain serves what it has.
+    const beforeRestart = seen(atLeaf);
+    await stopServed(root);
+    await waitUntil(
+      async () => (await request(`${leaf.url}/api/v1/namespaces/default/pods`)).status === 503,
+      'consistent reads at the leaf to answer 503',
+    );
+    const consistent = await request(`${leaf.url}/api/v1/namespaces/default/pods`);
+    assert.equal(consistent.status, 503);
+    assert.equal(consistent.headers['retry-after'], '1');
+    assert.ok((await names(leaf.url)).includes('x-2'), 'RV-0 reads keep working at the leaf');
+    await waitUntil(
+      async () => (await request(`${mid.url}/readyz`)).status === 503,
+      'the proxy /readyz to report its upstream away',
+    );
+    root = await serve([...rootArgs, '--port', String(rootPort)]);
+    await ready(mid.url);
+    await ready(leaf.url);
+    for (let i = 0; i < 3; i++) record(await post(leaf.url, `y-${i}`));
+    await atLeaf.waitFor(
+      () => seen(atLeaf).some((l) => l.includes(' y-2@')),
+      'the leaf watcher to see writes after the restart',
+    );
+    const events = seen(atLeaf);
+    assert.deepEqual(events.slice(0, beforeRestart.length), beforeRestart);
+    const etcdLines = events.filter((l) => /^ADDED [xy]-/.test(l));
+    assert.deepEqual(
+      etcdLines,
+      expected,
+      'every write once, in order, with etcd revisions as RVs, across the root restart',
+    );
+    const rvs = events.map((l) => Number(l.split('@')[1]));
+    assert.deepEqual(
+      rvs,
+      [...rvs].sort((a, b) => a - b),
+      'RVs strictly in order',
+    );
+    assert.equal(new Set(rvs).size, rvs.length, 'no event twice');
+    assert.ok(!ended(atLeaf), 'no re-list: the leaf watcher is still open');
 
-  // Writes while the root is down (through a second root over the same etcd): the root's new
-  // history starts above the chain's position; the 410 goes down the chain and each level re-lists.
-  await stopServed(root);
-  const other = await serve(rootArgs);
-  t.after(() => stopServed(other));
-  await ready(other.url);
-  for (let i = 0; i < 3; i++) await post(other.url, `z-${i}`);
-  root = await serve([...rootArgs, '--port', String(rootPort)]);
-  await ready(root.url);
-  await waitUntil(async () => (await names(leaf.url)).includes('z-2'), 'the leaf to re-list and hold the writes made while the root was down');
-  await atLeaf.waitFor(() => ended(atLeaf), 'the leaf watcher (off mode) to be ended by the re-list');
-  await informerMatchesRoot(calls, informer, root.url);
-  assert.deepEqual((await names(leaf.url)).sort(), (await names(other.url)).sort());
-});
+    // Writes while the root is down (through a second root over the same etcd): the root's new
+    // history starts above the chain's position; the 410 goes down the chain and each level re-lists.
+    await stopServed(root);
+    const other = await serve(rootArgs);
+    t.after(() => stopServed(other));
+    await ready(other.url);
+    for (let i = 0; i < 3; i++) await post(other.url, `z-${i}`);
+    root = await serve([...rootArgs, '--port', String(rootPort)]);
+    await ready(root.url);
+    await waitUntil(
+      async () => (await names(leaf.url)).includes('z-2'),
+      'the leaf to re-list and hold the writes made while the root was down',
+    );
+    await atLeaf.waitFor(() => ended(atLeaf), 'the leaf watcher (off mode) to be ended by the re-list');
+    await informerMatchesRoot(calls, informer, root.url);
+    assert.deepEqual((await names(leaf.url)).sort(), (await names(other.url)).sort());
+  },
+);

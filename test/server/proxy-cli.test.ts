@@ -24,15 +24,43 @@ describe('serve --store kube flags', () => {
     const cases: [string[], RegExp][] = [
       [['--upstream', 'http://127.0.0.1:1'], /--upstream needs --store kube/],
       [['--kubeconfig', 'x'], /--kubeconfig needs --store kube/],
-      [['--store', 'memory', '--upstream-insecure-skip-tls-verify'], /--upstream-insecure-skip-tls-verify needs --store kube/],
+      [
+        ['--store', 'memory', '--upstream-insecure-skip-tls-verify'],
+        /--upstream-insecure-skip-tls-verify needs --store kube/,
+      ],
       [['--store', 'kube'], /--store kube needs --upstream URL or --kubeconfig FILE/],
       [['--store', 'kube', '--upstream', 'ftp://x'], /--upstream must be an http:\/\/ or https:\/\/ URL/],
       [['--store', 'kube', '--upstream', ''], /--upstream must not be empty/],
     ];
-    for (const [args, message] of cases) assert.throws(() => parseServeArgs(args), (err: unknown) => err instanceof UsageError && message.test(err.message), args.join(' '));
-    const c = parseServeArgs(['--store', 'kube', '--upstream', 'https://127.0.0.1:6443', '--upstream-token', 't', '--upstream-ca', 'ca.pem', '--upstream-insecure-skip-tls-verify']);
-    assert.deepEqual(c?.upstream, { server: 'https://127.0.0.1:6443', token: 't', caFile: 'ca.pem', insecureSkipTLSVerify: true, watchList: false, kubeconfig: undefined });
-    assert.equal(parseServeArgs(['--store', 'kube', '--upstream', 'http://x:1', '--upstream-watch-list'])?.upstream.watchList, true);
+    for (const [args, message] of cases)
+      assert.throws(
+        () => parseServeArgs(args),
+        (err: unknown) => err instanceof UsageError && message.test(err.message),
+        args.join(' '),
+      );
+    const c = parseServeArgs([
+      '--store',
+      'kube',
+      '--upstream',
+      'https://127.0.0.1:6443',
+      '--upstream-token',
+      't',
+      '--upstream-ca',
+      'ca.pem',
+      '--upstream-insecure-skip-tls-verify',
+    ]);
+    assert.deepEqual(c?.upstream, {
+      server: 'https://127.0.0.1:6443',
+      token: 't',
+      caFile: 'ca.pem',
+      insecureSkipTLSVerify: true,
+      watchList: false,
+      kubeconfig: undefined,
+    });
+    assert.equal(
+      parseServeArgs(['--store', 'kube', '--upstream', 'http://x:1', '--upstream-watch-list'])?.upstream.watchList,
+      true,
+    );
   });
 
   test('a kubeconfig: the current context, files relative to it, -data fields, tokenFile; flags override', (t) => {
@@ -74,7 +102,14 @@ describe('serve --store kube flags', () => {
     assert.equal(String(o.clientCert), 'CERT');
     assert.equal(String(o.clientKey), 'KEY');
     assert.equal(o.insecureSkipTLSVerify, undefined);
-    const overridden = resolveUpstream({ kubeconfig: file, server: 'https://three:1', token: 'flag-token', caFile: undefined, insecureSkipTLSVerify: true, watchList: false });
+    const overridden = resolveUpstream({
+      kubeconfig: file,
+      server: 'https://three:1',
+      token: 'flag-token',
+      caFile: undefined,
+      insecureSkipTLSVerify: true,
+      watchList: false,
+    });
     assert.equal(overridden.server, 'https://three:1');
     assert.equal(overridden.token, 'flag-token');
     assert.equal(overridden.insecureSkipTLSVerify, true);
@@ -92,7 +127,27 @@ function makeCert(dir: string): { cert: string; key: string } | string {
   }
   const key = join(dir, 'key.pem');
   const cert = join(dir, 'cert.pem');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost'], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      '1',
+      '-subj',
+      '/CN=localhost',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1,DNS:localhost',
+    ],
+    { stdio: 'ignore' },
+  );
   return { cert, key };
 }
 
@@ -100,50 +155,83 @@ describe('a proxy in front of a TLS root that needs a token', () => {
   const dir = mkdtempSync(join(tmpdir(), 'watchcache-proxy-tls-'));
   const made = makeCert(dir);
 
-  test('--kubeconfig (CA data, token) and --upstream with --upstream-ca or --upstream-insecure-skip-tls-verify', { skip: typeof made === 'string' ? made : false, timeout: 90_000 }, async (t) => {
-    t.after(() => rmSync(dir, { recursive: true, force: true }));
-    const { cert, key } = made as { cert: string; key: string };
-    const served = await serve(['--tls-cert', cert, '--tls-key', key, '--token', 's3cret']);
-    t.after(() => stopServed(served));
-    const root = { ...served, url: `https://127.0.0.1:${served.port}` };
-    const ca = readFileSync(cert);
-    const created = await request(`${root.url}/api/v1/namespaces/default/pods`, { method: 'POST', ca, headers: { authorization: 'Bearer s3cret' }, body: { metadata: { name: 'on-root' } } });
-    assert.equal(created.status, 201, created.text);
-    const kubeconfig = join(dir, 'kubeconfig');
-    writeFileSync(
-      kubeconfig,
-      [
-        'apiVersion: v1',
-        'current-context: root',
-        `clusters: [{ name: root, cluster: { server: "${root.url}", certificate-authority-data: "${ca.toString('base64')}" } }]`,
-        'users: [{ name: admin, user: { token: s3cret } }]',
-        'contexts: [{ name: root, context: { cluster: root, user: admin } }]',
-      ].join('\n'),
-    );
-    const proxies = [
-      await serve(['--store', 'kube', '--kubeconfig', kubeconfig]),
-      await serve(['--store', 'kube', '--upstream', root.url, '--upstream-ca', cert, '--upstream-token', 's3cret']),
-      await serve(['--store', 'kube', '--upstream', root.url, '--upstream-insecure-skip-tls-verify', '--upstream-token', 's3cret']),
-    ];
-    const untrusting = await serve(['--store', 'kube', '--upstream', root.url, '--upstream-token', 's3cret']);
-    t.after(() => Promise.all([...proxies, untrusting].map(stopServed)));
-    for (const p of proxies) {
-      assert.equal(p.line[5], 'kube');
-      await waitUntil(async () => (await request(`${p.url}/readyz`)).status === 200, `${p.url} ready`);
-      const list = await request(`${p.url}/api/v1/namespaces/default/pods`);
-      assert.deepEqual(list.json<{ items: { metadata: { name: string } }[] }>().items.map((o) => o.metadata.name), ['on-root']);
-      // A write through the proxy lands in the root, answered as the root answered it.
-      const name = `via-${p.port}`;
-      const w = await request(`${p.url}/api/v1/namespaces/default/pods`, { method: 'POST', body: { metadata: { name } } });
-      assert.equal(w.status, 201, w.text);
-      const onRoot = await request(`${root.url}/api/v1/namespaces/default/pods/${name}`, { ca, headers: { authorization: 'Bearer s3cret' } });
-      assert.equal(onRoot.json<{ metadata: { uid: string } }>().metadata.uid, w.json<{ metadata: { uid: string } }>().metadata.uid);
-      await request(`${root.url}/api/v1/namespaces/default/pods/${name}`, { method: 'DELETE', ca, headers: { authorization: 'Bearer s3cret' } });
-    }
-    // No CA and verification on: the root's certificate is not trusted; the proxy never gets ready.
-    const ready = await request(`${untrusting.url}/readyz`);
-    assert.equal(ready.status, 503);
-    assert.match(ready.text, /\[-\]store pods: unreachable: .*certificate/i, 'readyz names the upstream and why');
-    assert.match(untrusting.stderr(), /self.signed|certificate/i);
-  });
+  test(
+    '--kubeconfig (CA data, token) and --upstream with --upstream-ca or --upstream-insecure-skip-tls-verify',
+    { skip: typeof made === 'string' ? made : false, timeout: 90_000 },
+    async (t) => {
+      t.after(() => rmSync(dir, { recursive: true, force: true }));
+      const { cert, key } = made as { cert: string; key: string };
+      const served = await serve(['--tls-cert', cert, '--tls-key', key, '--token', 's3cret']);
+      t.after(() => stopServed(served));
+      const root = { ...served, url: `https://127.0.0.1:${served.port}` };
+      const ca = readFileSync(cert);
+      const created = await request(`${root.url}/api/v1/namespaces/default/pods`, {
+        method: 'POST',
+        ca,
+        headers: { authorization: 'Bearer s3cret' },
+        body: { metadata: { name: 'on-root' } },
+      });
+      assert.equal(created.status, 201, created.text);
+      const kubeconfig = join(dir, 'kubeconfig');
+      writeFileSync(
+        kubeconfig,
+        [
+          'apiVersion: v1',
+          'current-context: root',
+          `clusters: [{ name: root, cluster: { server: "${root.url}", certificate-authority-data: "${ca.toString('base64')}" } }]`,
+          'users: [{ name: admin, user: { token: s3cret } }]',
+          'contexts: [{ name: root, context: { cluster: root, user: admin } }]',
+        ].join('\n'),
+      );
+      const proxies = [
+        await serve(['--store', 'kube', '--kubeconfig', kubeconfig]),
+        await serve(['--store', 'kube', '--upstream', root.url, '--upstream-ca', cert, '--upstream-token', 's3cret']),
+        await serve([
+          '--store',
+          'kube',
+          '--upstream',
+          root.url,
+          '--upstream-insecure-skip-tls-verify',
+          '--upstream-token',
+          's3cret',
+        ]),
+      ];
+      const untrusting = await serve(['--store', 'kube', '--upstream', root.url, '--upstream-token', 's3cret']);
+      t.after(() => Promise.all([...proxies, untrusting].map(stopServed)));
+      for (const p of proxies) {
+        assert.equal(p.line[5], 'kube');
+        await waitUntil(async () => (await request(`${p.url}/readyz`)).status === 200, `${p.url} ready`);
+        const list = await request(`${p.url}/api/v1/namespaces/default/pods`);
+        assert.deepEqual(
+          list.json<{ items: { metadata: { name: string } }[] }>().items.map((o) => o.metadata.name),
+          ['on-root'],
+        );
+        // A write through the proxy lands in the root, answered as the root answered it.
+        const name = `via-${p.port}`;
+        const w = await request(`${p.url}/api/v1/namespaces/default/pods`, {
+          method: 'POST',
+          body: { metadata: { name } },
+        });
+        assert.equal(w.status, 201, w.text);
+        const onRoot = await request(`${root.url}/api/v1/namespaces/default/pods/${name}`, {
+          ca,
+          headers: { authorization: 'Bearer s3cret' },
+        });
+        assert.equal(
+          onRoot.json<{ metadata: { uid: string } }>().metadata.uid,
+          w.json<{ metadata: { uid: string } }>().metadata.uid,
+        );
+        await request(`${root.url}/api/v1/namespaces/default/pods/${name}`, {
+          method: 'DELETE',
+          ca,
+          headers: { authorization: 'Bearer s3cret' },
+        });
+      }
+      // No CA and verification on: the root's certificate is not trusted; the proxy never gets ready.
+      const ready = await request(`${untrusting.url}/readyz`);
+      assert.equal(ready.status, 503);
+      assert.match(ready.text, /\[-\]store pods: unreachable: .*certificate/i, 'readyz names the upstream and why');
+      assert.match(untrusting.stderr(), /self.signed|certificate/i);
+    },
+  );
 });

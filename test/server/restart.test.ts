@@ -82,48 +82,91 @@ after(() => {
   for (const s of servers) if (s.child.exitCode === null) s.child.kill('SIGKILL');
 });
 
-test('an informer connected before a memory-store restart matches the server after it', { timeout: 60_000 }, async () => {
-  const first = await serve(['--resources', 'pods']);
-  servers.push(first);
-  // Enough writes that the first server's RVs are far above anything the second hands out first.
-  for (let i = 0; i < 6; i++) assert.equal((await request(`${first.url}/api/v1/namespaces/default/pods`, { method: 'POST', body: pod(`old-${i}`) })).status, 201);
-  assert.equal((await request(`${first.url}/api/v1/namespaces/default/pods/old-0`, { method: 'DELETE' })).status, 200);
+test(
+  'an informer connected before a memory-store restart matches the server after it',
+  { timeout: 60_000 },
+  async () => {
+    const first = await serve(['--resources', 'pods']);
+    servers.push(first);
+    // Enough writes that the first server's RVs are far above anything the second hands out first.
+    for (let i = 0; i < 6; i++)
+      assert.equal(
+        (await request(`${first.url}/api/v1/namespaces/default/pods`, { method: 'POST', body: pod(`old-${i}`) }))
+          .status,
+        201,
+      );
+    assert.equal(
+      (await request(`${first.url}/api/v1/namespaces/default/pods/old-0`, { method: 'DELETE' })).status,
+      200,
+    );
 
-  const proxy = await startProxy(first.port);
-  const kc = new k8s.KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'local', server: `http://127.0.0.1:${proxy.port}`, skipTLSVerify: true }],
-    users: [{ name: 'anonymous' }],
-    contexts: [{ name: 'local', cluster: 'local', user: 'anonymous', namespace: 'default' }],
-    currentContext: 'local',
-  });
-  const core = kc.makeApiClient(k8s.CoreV1Api);
-  const informer = k8s.makeInformer(kc, '/api/v1/namespaces/default/pods', () => core.listNamespacedPod({ namespace: 'default' }));
-  const errors: unknown[] = [];
-  informer.on('error', (e) => errors.push(e));
-  await informer.start();
-  const names = (): string[] => informer.list('default').map((o) => o.metadata?.name ?? '').sort();
-  try {
-    await waitUntil(() => names().length === 5, 'the informer lists the first server');
-    const firstRV = Number((await request(`${first.url}/api/v1/namespaces/default/pods`)).json<{ metadata: { resourceVersion: string } }>().metadata.resourceVersion);
+    const proxy = await startProxy(first.port);
+    const kc = new k8s.KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'local', server: `http://127.0.0.1:${proxy.port}`, skipTLSVerify: true }],
+      users: [{ name: 'anonymous' }],
+      contexts: [{ name: 'local', cluster: 'local', user: 'anonymous', namespace: 'default' }],
+      currentContext: 'local',
+    });
+    const core = kc.makeApiClient(k8s.CoreV1Api);
+    const informer = k8s.makeInformer(kc, '/api/v1/namespaces/default/pods', () =>
+      core.listNamespacedPod({ namespace: 'default' }),
+    );
+    const errors: unknown[] = [];
+    informer.on('error', (e) => errors.push(e));
+    await informer.start();
+    const names = (): string[] =>
+      informer
+        .list('default')
+        .map((o) => o.metadata?.name ?? '')
+        .sort();
+    try {
+      await waitUntil(() => names().length === 5, 'the informer lists the first server');
+      const firstRV = Number(
+        (await request(`${first.url}/api/v1/namespaces/default/pods`)).json<{ metadata: { resourceVersion: string } }>()
+          .metadata.resourceVersion,
+      );
 
-    const second = await serve(['--resources', 'pods']);
-    servers.push(second);
-    for (const name of ['new-1', 'new-2']) assert.equal((await request(`${second.url}/api/v1/namespaces/default/pods`, { method: 'POST', body: pod(name) })).status, 201);
-    proxy.target(second.port);
-    first.child.kill('SIGTERM');
-    assert.equal((await first.exited).code, 0);
+      const second = await serve(['--resources', 'pods']);
+      servers.push(second);
+      for (const name of ['new-1', 'new-2'])
+        assert.equal(
+          (await request(`${second.url}/api/v1/namespaces/default/pods`, { method: 'POST', body: pod(name) })).status,
+          201,
+        );
+      proxy.target(second.port);
+      first.child.kill('SIGTERM');
+      assert.equal((await first.exited).code, 0);
 
-    const truth = (await request(`${second.url}/api/v1/namespaces/default/pods`)).json<{ metadata: { resourceVersion: string }; items: Listed[] }>();
-    assert.ok(Number(truth.metadata.resourceVersion) > firstRV, `the second server's RVs (${truth.metadata.resourceVersion}) start above the first's (${firstRV})`);
-    const expected = truth.items.map((o) => `${o.metadata?.name}@${o.metadata?.resourceVersion}`).sort();
-    const actual = (): string[] => informer.list('default').map((o) => `${o.metadata?.name}@${o.metadata?.resourceVersion}`).sort();
-    await waitUntil(() => actual().join() === expected.join(), `the informer to match the second server (${expected.join()}); it has ${actual().join()}`, 20_000);
-    assert.deepEqual(errors, [], 'the informer never stopped with an error: the restart was handled by its own 410 re-list');
-    second.child.kill('SIGTERM');
-    await second.exited;
-  } finally {
-    await informer.stop();
-    await proxy.close();
-  }
-});
+      const truth = (await request(`${second.url}/api/v1/namespaces/default/pods`)).json<{
+        metadata: { resourceVersion: string };
+        items: Listed[];
+      }>();
+      assert.ok(
+        Number(truth.metadata.resourceVersion) > firstRV,
+        `the second server's RVs (${truth.metadata.resourceVersion}) start above the first's (${firstRV})`,
+      );
+      const expected = truth.items.map((o) => `${o.metadata?.name}@${o.metadata?.resourceVersion}`).sort();
+      const actual = (): string[] =>
+        informer
+          .list('default')
+          .map((o) => `${o.metadata?.name}@${o.metadata?.resourceVersion}`)
+          .sort();
+      await waitUntil(
+        () => actual().join() === expected.join(),
+        `the informer to match the second server (${expected.join()}); it has ${actual().join()}`,
+        20_000,
+      );
+      assert.deepEqual(
+        errors,
+        [],
+        'the informer never stopped with an error: the restart was handled by its own 410 re-list',
+      );
+      second.child.kill('SIGTERM');
+      await second.exited;
+    } finally {
+      await informer.stop();
+      await proxy.close();
+    }
+  },
+);

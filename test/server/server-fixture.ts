@@ -96,9 +96,17 @@ export async function startFixture(o: FixtureOptions = {}): Promise<Fixture> {
 }
 
 /** A pod manifest with an optional payload of `bytes` characters. */
-export function pod(name: string, namespace = 'default', bytes = 0, labels: Record<string, string> = {}): { metadata: Record<string, unknown>; spec: Record<string, unknown> } {
+export function pod(
+  name: string,
+  namespace = 'default',
+  bytes = 0,
+  labels: Record<string, string> = {},
+): { metadata: Record<string, unknown>; spec: Record<string, unknown> } {
   return {
     metadata: { name, namespace, labels },
-    spec: bytes > 0 ? { containers: [{ name: 'c', image: 'busybox' }], payload: 'x'.repeat(bytes) } : { containers: [{ name: 'c', image: 'busybox' }] },
+    spec:
+      bytes > 0
+        ? { containers: [{ name: 'c', image: 'busybox' }], payload: 'x'.repeat(bytes) }
+        : { containers: [{ name: 'c', image: 'busybox' }] },
   };
 }

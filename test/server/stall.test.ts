@@ -46,13 +46,16 @@ async function writeThroughStall(f: Fixture, prefix: string, stalled: () => Prom
     await new Promise((r) => setImmediate(r));
     if (extra >= 0) extra += PER_TURN;
     else if (await stalled()) extra = 0;
-    if (written.length > MAX_EVENTS) throw new Error(`no stall after ${written.length} events of ${PAYLOAD_BYTES} bytes`);
+    if (written.length > MAX_EVENTS)
+      throw new Error(`no stall after ${written.length} events of ${PAYLOAD_BYTES} bytes`);
   }
   return written;
 }
 
 function openStalledClient(f: Fixture, transport: 'http1' | 'h2', path: string): WatchClient {
-  return transport === 'http1' ? new RawWatch(f.port, path) : new H2Watch(f.url, path, { initialWindowSize: 16 * 1024 });
+  return transport === 'http1'
+    ? new RawWatch(f.port, path)
+    : new H2Watch(f.url, path, { initialWindowSize: 16 * 1024 });
 }
 
 for (const mode of ['alpha', 'beta', 'off'] as const) {
@@ -69,9 +72,12 @@ for (const mode of ['alpha', 'beta', 'off'] as const) {
           assert.equal(stalled.status, 200);
           stalled.pause();
 
-          const unresponsive = (): Promise<number> => f.metric('apiserver_terminated_watchers_total', { reason: 'unresponsive' });
+          const unresponsive = (): Promise<number> =>
+            f.metric('apiserver_terminated_watchers_total', { reason: 'unresponsive' });
           const stalls = (): Promise<number> => f.metric('apiserver_watch_cache_watcher_stalls_total');
-          const written = await writeThroughStall(f, `${mode}-${transport}`, async () => (mode === 'off' ? (await unresponsive()) > 0 : (await stalls()) > 0));
+          const written = await writeThroughStall(f, `${mode}-${transport}`, async () =>
+            mode === 'off' ? (await unresponsive()) > 0 : (await stalls()) > 0,
+          );
           const last = written[written.length - 1]!;
           assert.ok(stalled.events.length < written.length, 'the stalled client was really behind');
 
@@ -87,14 +93,25 @@ for (const mode of ['alpha', 'beta', 'off'] as const) {
             const h = rvs(healthy.events);
             assert.deepEqual(h, written.slice(0, h.length));
           } else {
-            await stalled.waitFor(() => stalled.events.length >= written.length || stalled.closed, `all ${written.length} events after resuming`, 60_000);
-            await healthy.waitFor(() => healthy.events.length >= written.length, 'all events on the healthy watcher', 60_000);
+            await stalled.waitFor(
+              () => stalled.events.length >= written.length || stalled.closed,
+              `all ${written.length} events after resuming`,
+              60_000,
+            );
+            await healthy.waitFor(
+              () => healthy.events.length >= written.length,
+              'all events on the healthy watcher',
+              60_000,
+            );
             assert.ok(!stalled.events.some((e) => e.type === 'ERROR'), 'no ERROR event');
             assert.deepEqual(rvs(stalled.events), written, 'every event exactly once, in RV order');
             assert.deepEqual(rvs(healthy.events), written);
             assert.equal(stalled.closed, false, 'the watch stays open');
             const more = await f.store().create(pod(`${mode}-${transport}-after`));
-            await stalled.waitFor(() => stalled.events.length === written.length + 1, 'a live event after the catch-up');
+            await stalled.waitFor(
+              () => stalled.events.length === written.length + 1,
+              'a live event after the catch-up',
+            );
             assert.equal(stalled.events.at(-1)!.object.metadata.resourceVersion, more.metadata.resourceVersion);
             assert.ok((await stalls()) > 0, 'the watcher did stall');
             assert.equal(await unresponsive(), 0, 'nobody was force-closed');
@@ -102,7 +119,10 @@ for (const mode of ['alpha', 'beta', 'off'] as const) {
           assert.ok(last > start);
           stalled.close();
           healthy.close();
-          await waitUntil(() => f.server.activeWatches === 0 && f.cache().watcherCount === 0, 'every watch to end after the clients left');
+          await waitUntil(
+            () => f.server.activeWatches === 0 && f.cache().watcherCount === 0,
+            'every watch to end after the clients left',
+          );
         } finally {
           await f.close();
         }

@@ -41,7 +41,10 @@ describe('ages', () => {
 
 describe('pod columns', () => {
   const now = Date.parse('2026-01-01T01:00:00Z');
-  const base = { metadata: { name: 'p', creationTimestamp: '2026-01-01T00:00:00Z' }, spec: { containers: [{ name: 'a' }, { name: 'b' }] } };
+  const base = {
+    metadata: { name: 'p', creationTimestamp: '2026-01-01T00:00:00Z' },
+    spec: { containers: [{ name: 'a' }, { name: 'b' }] },
+  };
   test('a running pod: ready count, phase, restarts with the last restart age', () => {
     const cells = podCells(
       {
@@ -52,7 +55,13 @@ describe('pod columns', () => {
           podIPs: [{ ip: '10.0.0.7' }],
           conditions: [{ type: 'x/ready', status: 'True' }],
           containerStatuses: [
-            { name: 'a', ready: true, restartCount: 2, state: { running: {} }, lastState: { terminated: { finishedAt: '2026-01-01T00:55:00Z' } } },
+            {
+              name: 'a',
+              ready: true,
+              restartCount: 2,
+              state: { running: {} },
+              lastState: { terminated: { finishedAt: '2026-01-01T00:55:00Z' } },
+            },
             { name: 'b', ready: false, restartCount: 0, state: { running: {} } },
           ],
         },
@@ -62,14 +71,46 @@ describe('pod columns', () => {
     assert.deepEqual(cells, ['p', '1/2', 'Running', '2 (5m ago)', '60m', '10.0.0.7', 'n1', '<none>', '1/1']);
   });
   test('waiting and terminated reasons, init containers, Terminating', () => {
-    const waiting = podCells({ ...base, status: { phase: 'Pending', containerStatuses: [{ name: 'a', state: { waiting: { reason: 'CrashLoopBackOff' } }, restartCount: 4 }] } }, now);
+    const waiting = podCells(
+      {
+        ...base,
+        status: {
+          phase: 'Pending',
+          containerStatuses: [{ name: 'a', state: { waiting: { reason: 'CrashLoopBackOff' } }, restartCount: 4 }],
+        },
+      },
+      now,
+    );
     assert.equal(waiting[2], 'CrashLoopBackOff');
     assert.equal(waiting[3], '4');
-    const exit = podCells({ ...base, status: { phase: 'Failed', containerStatuses: [{ name: 'a', state: { terminated: { exitCode: 3 } } }] } }, now);
+    const exit = podCells(
+      {
+        ...base,
+        status: { phase: 'Failed', containerStatuses: [{ name: 'a', state: { terminated: { exitCode: 3 } } }] },
+      },
+      now,
+    );
     assert.equal(exit[2], 'ExitCode:3');
-    const init = podCells({ ...base, spec: { ...base.spec, initContainers: [{ name: 'i0' }, { name: 'i1' }] }, status: { phase: 'Pending', initContainerStatuses: [{ state: { terminated: { exitCode: 0 } } }, { state: { running: {} } }] } }, now);
+    const init = podCells(
+      {
+        ...base,
+        spec: { ...base.spec, initContainers: [{ name: 'i0' }, { name: 'i1' }] },
+        status: {
+          phase: 'Pending',
+          initContainerStatuses: [{ state: { terminated: { exitCode: 0 } } }, { state: { running: {} } }],
+        },
+      },
+      now,
+    );
     assert.equal(init[2], 'Init:1/2');
-    const gone = podCells({ ...base, metadata: { ...base.metadata, deletionTimestamp: '2026-01-01T00:59:00Z' }, status: { phase: 'Running' } }, now);
+    const gone = podCells(
+      {
+        ...base,
+        metadata: { ...base.metadata, deletionTimestamp: '2026-01-01T00:59:00Z' },
+        status: { phase: 'Running' },
+      },
+      now,
+    );
     assert.equal(gone[2], 'Terminating');
     const bare = podCells({ metadata: { name: 'q' } }, now);
     assert.deepEqual(bare, ['q', '0/0', '', '0', '<unknown>', '<none>', '<none>', '<none>', '<none>']);
@@ -78,14 +119,23 @@ describe('pod columns', () => {
 
 describe('Accept', () => {
   const none = new URLSearchParams();
-  test('kubectl\'s Accept asks for a v1 Table; v1beta1 alone too; plain JSON first means no Table', () => {
+  test("kubectl's Accept asks for a v1 Table; v1beta1 alone too; plain JSON first means no Table", () => {
     assert.deepEqual(tableRequest(KUBECTL_ACCEPT, none), { version: 'v1', includeObject: 'Metadata' });
-    assert.deepEqual(tableRequest('application/json;as=Table;v=v1beta1;g=meta.k8s.io', none), { version: 'v1beta1', includeObject: 'Metadata' });
+    assert.deepEqual(tableRequest('application/json;as=Table;v=v1beta1;g=meta.k8s.io', none), {
+      version: 'v1beta1',
+      includeObject: 'Metadata',
+    });
     assert.equal(tableRequest(`application/json,${TABLE_V1}`, none), undefined);
     assert.equal(tableRequest('application/json;as=Table;v=v9;g=meta.k8s.io, application/json', none), undefined);
     assert.equal(tableRequest(undefined, none), undefined);
-    assert.deepEqual(tableRequest(TABLE_V1, new URLSearchParams('includeObject=Object')), { version: 'v1', includeObject: 'Object' });
-    assert.throws(() => tableRequest(TABLE_V1, new URLSearchParams('includeObject=All')), (e: { code: number }) => e.code === 400);
+    assert.deepEqual(tableRequest(TABLE_V1, new URLSearchParams('includeObject=Object')), {
+      version: 'v1',
+      includeObject: 'Object',
+    });
+    assert.throws(
+      () => tableRequest(TABLE_V1, new URLSearchParams('includeObject=All')),
+      (e: { code: number }) => e.code === 400,
+    );
   });
 });
 
@@ -94,7 +144,15 @@ interface Table {
   apiVersion: string;
   metadata: { resourceVersion: string };
   columnDefinitions: { name: string; priority: number }[];
-  rows: { cells: unknown[]; object?: { kind: string; apiVersion?: string; metadata: { name: string; namespace: string; labels?: Record<string, string> }; spec?: unknown } }[];
+  rows: {
+    cells: unknown[];
+    object?: {
+      kind: string;
+      apiVersion?: string;
+      metadata: { name: string; namespace: string; labels?: Record<string, string> };
+      spec?: unknown;
+    };
+  }[];
 }
 
 describe('Tables over HTTP', () => {
@@ -102,7 +160,9 @@ describe('Tables over HTTP', () => {
   before(async () => {
     f = await startFixture({ resources: ['pods', 'configmaps', 'services'] });
     await f.store().create(pod('t-1', 'default', 0, { app: 't' }));
-    await f.store('configmaps').create({ metadata: { namespace: 'default', name: 'c' }, data: { a: '1' }, binaryData: { b: 'AA==' } });
+    await f
+      .store('configmaps')
+      .create({ metadata: { namespace: 'default', name: 'c' }, data: { a: '1' }, binaryData: { b: 'AA==' } });
     await f.store('services').create({ metadata: { namespace: 'default', name: 's' } });
   });
   after(() => f.close());
@@ -115,28 +175,59 @@ describe('Tables over HTTP', () => {
     assert.equal(t.kind, 'Table');
     assert.equal(t.apiVersion, 'meta.k8s.io/v1');
     assert.equal(t.metadata.resourceVersion, String(f.cache().resourceVersion));
-    assert.deepEqual(t.columnDefinitions.map((c) => `${c.name}:${c.priority}`), ['Name:0', 'Ready:0', 'Status:0', 'Restarts:0', 'Age:0', 'IP:1', 'Node:1', 'Nominated Node:1', 'Readiness Gates:1']);
+    assert.deepEqual(
+      t.columnDefinitions.map((c) => `${c.name}:${c.priority}`),
+      [
+        'Name:0',
+        'Ready:0',
+        'Status:0',
+        'Restarts:0',
+        'Age:0',
+        'IP:1',
+        'Node:1',
+        'Nominated Node:1',
+        'Readiness Gates:1',
+      ],
+    );
     assert.deepEqual(t.rows[0]!.cells.slice(0, 4), ['t-1', '0/1', '', '0']);
-    assert.deepEqual(t.rows[0]!.object, { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: t.rows[0]!.object!.metadata });
+    assert.deepEqual(t.rows[0]!.object, {
+      kind: 'PartialObjectMetadata',
+      apiVersion: 'meta.k8s.io/v1',
+      metadata: t.rows[0]!.object!.metadata,
+    });
     assert.equal(t.rows[0]!.object.metadata.namespace, 'default');
     assert.deepEqual(t.rows[0]!.object.metadata.labels, { app: 't' });
   });
 
   test('get: one row; includeObject=Object and None; v1beta1', async () => {
-    const one = (await request(`${f.url}/api/v1/namespaces/default/configmaps/c?includeObject=Object`, { headers: { accept: 'application/json;as=Table;v=v1beta1;g=meta.k8s.io' } })).json<Table>();
+    const one = (
+      await request(`${f.url}/api/v1/namespaces/default/configmaps/c?includeObject=Object`, {
+        headers: { accept: 'application/json;as=Table;v=v1beta1;g=meta.k8s.io' },
+      })
+    ).json<Table>();
     assert.equal(one.apiVersion, 'meta.k8s.io/v1beta1');
-    assert.deepEqual(one.columnDefinitions.map((c) => c.name), ['Name', 'Data', 'Age']);
+    assert.deepEqual(
+      one.columnDefinitions.map((c) => c.name),
+      ['Name', 'Data', 'Age'],
+    );
     assert.deepEqual(one.rows[0]!.cells.slice(0, 2), ['c', 2]);
     assert.equal(one.rows[0]!.object!.kind, 'ConfigMap');
-    const bare = (await request(`${f.url}/api/v1/namespaces/default/services?includeObject=None`, { headers: { accept: TABLE_V1 } })).json<Table>();
-    assert.deepEqual(bare.columnDefinitions.map((c) => c.name), ['Name', 'Age']);
+    const bare = (
+      await request(`${f.url}/api/v1/namespaces/default/services?includeObject=None`, { headers: { accept: TABLE_V1 } })
+    ).json<Table>();
+    assert.deepEqual(
+      bare.columnDefinitions.map((c) => c.name),
+      ['Name', 'Age'],
+    );
     assert.equal(bare.rows[0]!.object, undefined);
     const plain = (await request(`${f.url}/api/v1/namespaces/default/pods/t-1`)).json<{ kind: string }>();
     assert.equal(plain.kind, 'Pod', 'without the Table Accept the object is plain');
   });
 
   test('watch: one Table per event, the column definitions only in the first', async () => {
-    const w = new RawWatch(f.port, `/api/v1/namespaces/default/pods?watch=true&resourceVersion=0`, { accept: KUBECTL_ACCEPT });
+    const w = new RawWatch(f.port, `/api/v1/namespaces/default/pods?watch=true&resourceVersion=0`, {
+      accept: KUBECTL_ACCEPT,
+    });
     await w.response;
     assert.equal(w.status, 200);
     await w.waitFor(() => w.events.length >= 1, 'the initial ADDED');
@@ -145,9 +236,15 @@ describe('Tables over HTTP', () => {
     const [first, second] = w.events.map((e) => e.object as unknown as Table);
     assert.equal(first!.kind, 'Table');
     assert.equal(first!.columnDefinitions.length, 9);
-    assert.deepEqual(first!.rows.map((r) => r.cells[0]), ['t-1']);
+    assert.deepEqual(
+      first!.rows.map((r) => r.cells[0]),
+      ['t-1'],
+    );
     assert.equal(second!.columnDefinitions.length, 0);
-    assert.deepEqual(second!.rows.map((r) => r.cells[0]), ['t-2']);
+    assert.deepEqual(
+      second!.rows.map((r) => r.cells[0]),
+      ['t-2'],
+    );
     assert.equal(second!.metadata.resourceVersion, String(f.cache().resourceVersion));
     w.close();
   });

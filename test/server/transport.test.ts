@@ -22,7 +22,12 @@ import { pod, startFixture, type Fixture } from './server-fixture.js';
 const PODS = '/api/v1/namespaces/default/pods';
 
 /** An HTTP/2 request on a session; whole body. */
-function h2get(session: http2.ClientHttp2Session, path: string, extra: http2.OutgoingHttpHeaders = {}, body?: string): Promise<{ status: number; text: string }> {
+function h2get(
+  session: http2.ClientHttp2Session,
+  path: string,
+  extra: http2.OutgoingHttpHeaders = {},
+  body?: string,
+): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const s = session.request({ ':path': path, ...extra });
     let status = 0;
@@ -47,7 +52,7 @@ async function splittingProxy(targetPort: number, splitBytes: number): Promise<{
     let chain = Promise.resolve();
     client.on('data', (d: Buffer) => {
       chain = chain.then(async () => {
-        for (let i = 0; i < d.length; ) {
+        for (let i = 0; i < d.length;) {
           if (sent < splitBytes) {
             upstream.write(d.subarray(i, i + 1));
             sent++;
@@ -105,13 +110,29 @@ describe('HTTP/1.1 and h2c on one port', () => {
       await Promise.all([w1.response, w2.response]);
       assert.equal(w1.status, 200);
       assert.equal(w1.headers['content-type'], 'application/json');
-      const created = await h2get(session, PODS, { ':method': 'POST', 'content-type': 'application/json' }, JSON.stringify(pod('h2-a', 'default', 0, { app: 'x' })));
+      const created = await h2get(
+        session,
+        PODS,
+        { ':method': 'POST', 'content-type': 'application/json' },
+        JSON.stringify(pod('h2-a', 'default', 0, { app: 'x' })),
+      );
       assert.equal(created.status, 201, created.text);
-      await h2get(session, PODS, { ':method': 'POST', 'content-type': 'application/json' }, JSON.stringify(pod('h2-b')));
+      await h2get(
+        session,
+        PODS,
+        { ':method': 'POST', 'content-type': 'application/json' },
+        JSON.stringify(pod('h2-b')),
+      );
       await w1.waitFor(() => w1.events.length >= 2, 'two events');
       await w2.waitFor(() => w2.events.length >= 1, 'the selected event');
-      assert.deepEqual(w1.events.map((e) => e.object.metadata.name), ['h2-a', 'h2-b']);
-      assert.deepEqual(w2.events.map((e) => e.object.metadata.name), ['h2-a']);
+      assert.deepEqual(
+        w1.events.map((e) => e.object.metadata.name),
+        ['h2-a', 'h2-b'],
+      );
+      assert.deepEqual(
+        w2.events.map((e) => e.object.metadata.name),
+        ['h2-a'],
+      );
       // an HTTP/1.1 client on the same port at the same time
       assert.equal((await request(`${f.url}${PODS}/h2-b`)).status, 200);
       w1.close();
@@ -142,7 +163,9 @@ describe('HTTP/1.1 and h2c on one port', () => {
     const socket = net.connect(f.port, '127.0.0.1');
     let text = '';
     socket.on('data', (d: Buffer) => (text += d.toString('latin1')));
-    socket.write('GET /version HTTP/1.1\r\nHost: x\r\n\r\nGET /apis HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    socket.write(
+      'GET /version HTTP/1.1\r\nHost: x\r\n\r\nGET /apis HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
+    );
     await new Promise((r) => socket.on('close', r));
     const statuses = text.match(/HTTP\/1\.1 \d+/g);
     assert.deepEqual(statuses, ['HTTP/1.1 200', 'HTTP/1.1 200', 'HTTP/1.1 200']);
@@ -162,7 +185,27 @@ function makeCert(): { cert: Buffer; key: Buffer } | string {
     dir = mkdtempSync(join(tmpdir(), 'watchcache-tls-'));
     const key = join(dir, 'key.pem');
     const cert = join(dir, 'cert.pem');
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost'], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        key,
+        '-out',
+        cert,
+        '-days',
+        '1',
+        '-subj',
+        '/CN=localhost',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1,DNS:localhost',
+      ],
+      { stdio: 'ignore' },
+    );
     return { cert: readFileSync(cert), key: readFileSync(key) };
   } finally {
     if (dir !== undefined) rmSync(dir, { recursive: true, force: true });

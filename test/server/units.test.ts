@@ -40,13 +40,44 @@ test('resource names: well-known table and derived kinds', () => {
 });
 
 test('routes', () => {
-  assert.deepEqual(parseRoute('/api/v1/pods'), { type: 'resource', resource: 'pods', namespace: undefined, name: undefined, watchPrefix: false });
-  assert.deepEqual(parseRoute('/api/v1/namespaces/ns/pods/a'), { type: 'resource', resource: 'pods', namespace: 'ns', name: 'a', watchPrefix: false });
-  assert.deepEqual(parseRoute('/api/v1/namespaces/ns'), { type: 'resource', resource: 'namespaces', namespace: undefined, name: 'ns', watchPrefix: false });
-  assert.deepEqual(parseRoute('/api/v1/watch/namespaces/ns/pods'), { type: 'resource', resource: 'pods', namespace: 'ns', name: undefined, watchPrefix: true });
+  assert.deepEqual(parseRoute('/api/v1/pods'), {
+    type: 'resource',
+    resource: 'pods',
+    namespace: undefined,
+    name: undefined,
+    watchPrefix: false,
+  });
+  assert.deepEqual(parseRoute('/api/v1/namespaces/ns/pods/a'), {
+    type: 'resource',
+    resource: 'pods',
+    namespace: 'ns',
+    name: 'a',
+    watchPrefix: false,
+  });
+  assert.deepEqual(parseRoute('/api/v1/namespaces/ns'), {
+    type: 'resource',
+    resource: 'namespaces',
+    namespace: undefined,
+    name: 'ns',
+    watchPrefix: false,
+  });
+  assert.deepEqual(parseRoute('/api/v1/watch/namespaces/ns/pods'), {
+    type: 'resource',
+    resource: 'pods',
+    namespace: 'ns',
+    name: undefined,
+    watchPrefix: true,
+  });
   assert.deepEqual(parseRoute('/api/v1/'), { type: 'discovery', path: '/api/v1' });
   assert.deepEqual(parseRoute('/readyz'), { type: 'health', check: 'readyz' });
-  for (const p of ['/api/v1/namespaces/ns/pods/a/status', '/api/v1//pods', '/api/v1/namespaces/ns/pods/a%2Fb', '/api/v2/pods', '/api/v1/x/y/z', '/apis/apps/v1']) {
+  for (const p of [
+    '/api/v1/namespaces/ns/pods/a/status',
+    '/api/v1//pods',
+    '/api/v1/namespaces/ns/pods/a%2Fb',
+    '/api/v2/pods',
+    '/api/v1/x/y/z',
+    '/apis/apps/v1',
+  ]) {
     assert.deepEqual(parseRoute(p), { type: 'not-found' }, p);
   }
 });
@@ -64,12 +95,21 @@ test('Accept negotiation for watches', () => {
 test('mergeMetricsText keeps one HELP/TYPE per family', () => {
   const a = '# HELP m help\n# TYPE m counter\nm{r="a"} 1\n\n# HELP g g\n# TYPE g gauge\ng{r="a"} 2\n';
   const b = '# HELP m help\n# TYPE m counter\nm{r="b"} 3\n';
-  assert.equal(mergeMetricsText([a, b]), '# HELP m help\n# TYPE m counter\nm{r="a"} 1\nm{r="b"} 3\n\n# HELP g g\n# TYPE g gauge\ng{r="a"} 2\n\n');
+  assert.equal(
+    mergeMetricsText([a, b]),
+    '# HELP m help\n# TYPE m counter\nm{r="a"} 1\nm{r="b"} 3\n\n# HELP g g\n# TYPE g gauge\ng{r="a"} 2\n\n',
+  );
 });
 
 test('the default watch timeout is in [1800, 3600) s', () => {
-  assert.equal(defaultWatchTimeoutSeconds(() => 0), 1800);
-  assert.equal(defaultWatchTimeoutSeconds(() => 0.999999), 3599);
+  assert.equal(
+    defaultWatchTimeoutSeconds(() => 0),
+    1800,
+  );
+  assert.equal(
+    defaultWatchTimeoutSeconds(() => 0.999999),
+    3599,
+  );
   for (let i = 0; i < 100; i++) {
     const t = defaultWatchTimeoutSeconds();
     assert.ok(t >= 1800 && t < 3600 && Number.isInteger(t));
@@ -77,7 +117,14 @@ test('the default watch timeout is in [1800, 3600) s', () => {
 });
 
 test('caches with separate registries: /metrics merges them', async () => {
-  const caches = ['pods', 'configmaps'].map((r) => new WatchCache({ store: new MemoryStore(), resource: resourceInfo(resolveResource(r)), registry: new Registry() }));
+  const caches = ['pods', 'configmaps'].map(
+    (r) =>
+      new WatchCache({
+        store: new MemoryStore(),
+        resource: resourceInfo(resolveResource(r)),
+        registry: new Registry(),
+      }),
+  );
   await Promise.all(caches.map((c) => c.start()));
   const server = createWatchServer({ caches, port: 0 });
   await server.listen();
@@ -87,7 +134,10 @@ test('caches with separate registries: /metrics merges them', async () => {
     assert.match(text, /apiserver_watch_cache_capacity\{group="",resource="pods"\} \d+/);
     assert.match(text, /apiserver_watch_cache_capacity\{group="",resource="configmaps"\} \d+/);
     // read-only resources (no store): writes are 405, discovery lists read verbs only
-    const r = await request(`${server.url}/api/v1/namespaces/default/pods`, { method: 'POST', body: { metadata: { name: 'x' } } });
+    const r = await request(`${server.url}/api/v1/namespaces/default/pods`, {
+      method: 'POST',
+      body: { metadata: { name: 'x' } },
+    });
     assert.equal(r.status, 405);
     const res = (await request(`${server.url}/api/v1`)).json<{ resources: { verbs: string[] }[] }>();
     assert.deepEqual(res.resources[0]!.verbs, ['get', 'list', 'watch']);

@@ -34,7 +34,10 @@ describe('HTTP/1.1 watch', () => {
     await store.update({ ...a, spec: { nodeName: 'n1' } });
     await store.delete('default', 'w-a');
     await w.waitFor(() => w.events.length >= 3, '3 events');
-    assert.deepEqual(w.events.map((e) => e.type), ['ADDED', 'MODIFIED', 'DELETED']);
+    assert.deepEqual(
+      w.events.map((e) => e.type),
+      ['ADDED', 'MODIFIED', 'DELETED'],
+    );
     for (const e of w.events) {
       assert.equal(e.object.kind, 'Pod');
       assert.equal(e.object.apiVersion, 'v1');
@@ -45,7 +48,10 @@ describe('HTTP/1.1 watch', () => {
     assert.equal(w.decoder.leftover, 0, 'every line ends with \\n');
     assert.equal(w.closed, false);
     w.close();
-    await waitUntil(() => f.server.activeWatches === 0 && f.cache().watcherCount === 0, 'the watcher to stop after the client left');
+    await waitUntil(
+      () => f.server.activeWatches === 0 && f.cache().watcherCount === 0,
+      'the watcher to stop after the client left',
+    );
   });
 
   test('resourceVersion=0 starts with the current state as ADDED; selectors and the watch path prefix apply', async () => {
@@ -55,36 +61,58 @@ describe('HTTP/1.1 watch', () => {
     await store.create({ metadata: { namespace: 'ns2', name: 'cm-3', labels: { app: 'a' } }, data: {} });
     const w = new RawWatch(f.port, '/api/v1/watch/configmaps?resourceVersion=0&labelSelector=app%3Da');
     await w.waitFor(() => w.events.length >= 2, 'initial events');
-    assert.deepEqual(w.events.map((e) => `${e.type}:${e.object.metadata.namespace}/${e.object.metadata.name}:${e.object.kind}`), ['ADDED:ns1/cm-1:ConfigMap', 'ADDED:ns2/cm-3:ConfigMap']);
+    assert.deepEqual(
+      w.events.map((e) => `${e.type}:${e.object.metadata.namespace}/${e.object.metadata.name}:${e.object.kind}`),
+      ['ADDED:ns1/cm-1:ConfigMap', 'ADDED:ns2/cm-3:ConfigMap'],
+    );
     const single = new RawWatch(f.port, '/api/v1/namespaces/ns1/configmaps/cm-2?watch=1&resourceVersion=0');
     await single.waitFor(() => single.events.length >= 1, 'the single object');
-    assert.deepEqual(single.events.map((e) => e.object.metadata.name), ['cm-2']);
+    assert.deepEqual(
+      single.events.map((e) => e.object.metadata.name),
+      ['cm-2'],
+    );
     w.close();
     single.close();
   });
 
   test('bookmarks only with allowWatchBookmarks; timeoutSeconds ends the stream cleanly', async () => {
     const rv = f.cache().resourceVersion;
-    const withBm = new RawWatch(f.port, `${PODS}?watch=true&resourceVersion=${rv}&allowWatchBookmarks=true&timeoutSeconds=3`);
+    const withBm = new RawWatch(
+      f.port,
+      `${PODS}?watch=true&resourceVersion=${rv}&allowWatchBookmarks=true&timeoutSeconds=3`,
+    );
     const without = new RawWatch(f.port, `${PODS}?watch=true&resourceVersion=${rv}&timeoutSeconds=3`);
     await Promise.all([withBm.response, without.response]);
     await f.store().create({ metadata: { namespace: 'default', name: 'bm-1' }, spec: {} });
     await withBm.waitFor(() => withBm.endedCleanly, 'the timeout to end the stream');
     await without.waitFor(() => without.endedCleanly, 'the timeout to end the stream');
-    assert.ok(withBm.events.some((e) => e.type === 'BOOKMARK'), 'a bookmark was asked for');
+    assert.ok(
+      withBm.events.some((e) => e.type === 'BOOKMARK'),
+      'a bookmark was asked for',
+    );
     const bm = withBm.events.find((e) => e.type === 'BOOKMARK')!;
     assert.equal(bm.object.kind, 'Pod');
     assert.equal(bm.object.apiVersion, 'v1');
     assert.ok(Number(bm.object.metadata.resourceVersion) >= rv + 1);
-    assert.deepEqual(without.events.map((e) => e.type), ['ADDED'], 'no bookmark unless asked');
+    assert.deepEqual(
+      without.events.map((e) => e.type),
+      ['ADDED'],
+      'no bookmark unless asked',
+    );
     assert.ok(!withBm.events.some((e) => e.type === 'ERROR'));
   });
 
   test('sendInitialEvents ends the initial events with the annotated bookmark', async () => {
     await f.store().create({ metadata: { namespace: 'sie', name: 'sie-1' }, spec: {} });
-    const w = new RawWatch(f.port, '/api/v1/namespaces/sie/pods?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&resourceVersion=');
+    const w = new RawWatch(
+      f.port,
+      '/api/v1/namespaces/sie/pods?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&resourceVersion=',
+    );
     await w.waitFor(() => w.events.some((e) => e.type === 'BOOKMARK'), 'the initial-events-end bookmark');
-    assert.deepEqual(w.events.map((e) => e.type), ['ADDED', 'BOOKMARK']);
+    assert.deepEqual(
+      w.events.map((e) => e.type),
+      ['ADDED', 'BOOKMARK'],
+    );
     assert.equal(w.events[1]!.object.metadata.annotations?.['k8s.io/initial-events-end'], 'true');
     w.close();
   });
@@ -92,7 +120,8 @@ describe('HTTP/1.1 watch', () => {
   test('an expired start RV: HTTP 200, one in-stream ERROR 410, then a clean end', async () => {
     const g = await startFixture({ history: { lowerBound: 2, upperBound: 2 } });
     try {
-      for (let i = 0; i < 6; i++) await g.store().create({ metadata: { namespace: 'default', name: `x-${i}` }, spec: {} });
+      for (let i = 0; i < 6; i++)
+        await g.store().create({ metadata: { namespace: 'default', name: `x-${i}` }, spec: {} });
       await waitUntil(() => g.cache().resourceVersion === 6, 'the cache to catch up');
       const w = new RawWatch(g.port, `${PODS}?watch=true&resourceVersion=1`);
       await w.waitFor(() => w.endedCleanly, 'the stream to end');
@@ -111,7 +140,12 @@ describe('HTTP/1.1 watch', () => {
 
   test('Accept: application/vnd.msgpack streams 4-byte length-prefixed msgpack frames', async () => {
     const rv = f.cache().resourceVersion;
-    const w = new RawWatch(f.port, `${PODS}?watch=true&resourceVersion=${rv}`, { accept: 'application/vnd.msgpack' }, 'msgpack');
+    const w = new RawWatch(
+      f.port,
+      `${PODS}?watch=true&resourceVersion=${rv}`,
+      { accept: 'application/vnd.msgpack' },
+      'msgpack',
+    );
     await w.response;
     assert.equal(w.headers['content-type'], 'application/vnd.msgpack');
     await f.store().create({ metadata: { namespace: 'default', name: 'mp-1' }, spec: { n: 1 } });
@@ -121,7 +155,9 @@ describe('HTTP/1.1 watch', () => {
     assert.equal(w.events[0]!.object.kind, 'Pod');
     assert.equal(w.decoder.leftover, 0);
     w.close();
-    const bad = await request(`${f.url}${PODS}?watch=true`, { headers: { accept: 'application/vnd.kubernetes.protobuf' } });
+    const bad = await request(`${f.url}${PODS}?watch=true`, {
+      headers: { accept: 'application/vnd.kubernetes.protobuf' },
+    });
     assert.equal(bad.status, 406);
     assert.equal(bad.json<{ reason: string }>().reason, 'NotAcceptable');
   });
@@ -134,7 +170,8 @@ describe('HTTP/1.1 watch', () => {
     const before = await f.metric('apiserver_watch_cache_event_encodings_total', { resource: 'pods', format: 'json' });
     for (let i = 0; i < 5; i++) await f.store().create({ metadata: { namespace: 'enc', name: `e-${i}` }, spec: {} });
     for (const c of clients) await c.waitFor(() => c.events.length >= 5, '5 events on every stream');
-    const encoded = (await f.metric('apiserver_watch_cache_event_encodings_total', { resource: 'pods', format: 'json' })) - before;
+    const encoded =
+      (await f.metric('apiserver_watch_cache_event_encodings_total', { resource: 'pods', format: 'json' })) - before;
     assert.equal(encoded, 5, 'one JSON encoding per event for 3 streams');
     for (const c of clients) assert.deepEqual(rvs(c.events), rvs(clients[0]!.events));
     for (const c of clients) c.close();
@@ -178,7 +215,10 @@ describe('shutdown', () => {
     const stuck = new RawWatch(f.port, `${PODS}?watch=true`);
     await Promise.all([reading.response, h2.response, stuck.response]);
     stuck.pause();
-    for (let i = 0; i < 700; i++) await f.store().create({ metadata: { namespace: 'default', name: `big-${i}` }, spec: { payload: 'x'.repeat(8192) } });
+    for (let i = 0; i < 700; i++)
+      await f
+        .store()
+        .create({ metadata: { namespace: 'default', name: `big-${i}` }, spec: { payload: 'x'.repeat(8192) } });
     await reading.waitFor(() => reading.events.length === 700, 'the reading client to get everything');
     await f.close();
     await reading.waitFor(() => reading.endedCleanly, 'a clean end (terminating chunk)');
@@ -193,4 +233,3 @@ describe('shutdown', () => {
     assert.ok(refused, 'no longer accepting');
   });
 });
-

@@ -16,8 +16,8 @@ async function run(argv: string[]): Promise<{ code: number; out: string; err: st
   const err: string[] = [];
   const o = process.stdout.write.bind(process.stdout);
   const e = process.stderr.write.bind(process.stderr);
-  process.stdout.write = ((c: string | Uint8Array) => (out.push(String(c)), true));
-  process.stderr.write = ((c: string | Uint8Array) => (err.push(String(c)), true));
+  process.stdout.write = (c: string | Uint8Array) => (out.push(String(c)), true);
+  process.stderr.write = (c: string | Uint8Array) => (err.push(String(c)), true);
   try {
     const code = await runSimulateCommand(argv);
     return { code, out: out.join(''), err: err.join('') };
@@ -37,7 +37,13 @@ const tiny = {
   writes: { rate: [{ atS: 0, perSecond: 100 }], objects: 20, namespaces: { count: 2 } },
   watchers: [
     { name: 'fast', count: 2, selector: { kind: 'all' }, readRate: 'unlimited' },
-    { name: 'slow', count: 2, selector: { kind: 'all' }, readRate: 150, stalls: [{ atS: 0.2, forS: 0.3, fraction: 1 }] },
+    {
+      name: 'slow',
+      count: 2,
+      selector: { kind: 'all' },
+      readRate: 150,
+      stalls: [{ atS: 0.2, forS: 0.3, fraction: 1 }],
+    },
   ],
 };
 
@@ -47,14 +53,29 @@ test('simulate command: table, JSON and self-contained HTML', async () => {
   await writeFile(file, JSON.stringify(tiny));
   const json = join(dir, 'out.json');
   const html = join(dir, 'out.html');
-  const r = await run(['--scenario', file, '--json', json, '--html', html, '--modes', 'off,alpha', '--no-progress', '--threads', '1']);
+  const r = await run([
+    '--scenario',
+    file,
+    '--json',
+    json,
+    '--html',
+    html,
+    '--modes',
+    'off,alpha',
+    '--no-progress',
+    '--threads',
+    '1',
+  ]);
   assert.equal(r.code, 0, r.err);
   assert.match(r.out, /^tiny /m);
   assert.match(r.out, /^off /m);
   assert.match(r.out, /^alpha /m);
   const report = JSON.parse(await readFile(json, 'utf8')) as SimReport;
   assert.equal(report.runs.length, 1);
-  assert.deepEqual(report.runs[0]!.results.map((x) => x.variant.mode), ['off', 'alpha']);
+  assert.deepEqual(
+    report.runs[0]!.results.map((x) => x.variant.mode),
+    ['off', 'alpha'],
+  );
   const page = await readFile(html, 'utf8');
   assert.match(page, /^<!DOCTYPE html>/);
   assert.ok((page.match(/<svg /g) ?? []).length >= 8, 'the plots are inline SVG');

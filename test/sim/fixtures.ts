@@ -29,7 +29,14 @@ export function smallScenario(overrides: Record<string, unknown> = {}): Scenario
     },
     watchers: [
       { name: 'fast', count: 3, selector: { kind: 'all' }, readRate: 'unlimited' },
-      { name: 'paced', count: 4, selector: { kind: 'label' }, readRate: { uniform: [200, 400] }, channelCapacity: 5, stalls: [{ atS: 1, forS: 0.5, fraction: 0.5 }] },
+      {
+        name: 'paced',
+        count: 4,
+        selector: { kind: 'label' },
+        readRate: { uniform: [200, 400] },
+        channelCapacity: 5,
+        stalls: [{ atS: 1, forS: 0.5, fraction: 0.5 }],
+      },
       { name: 'agents', count: 5, selector: { kind: 'trigger' }, readRate: 50 },
     ],
     halts: [{ atS: 3, forMs: 200 }],

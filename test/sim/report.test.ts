@@ -27,7 +27,10 @@ test('verdict: one row per KEP measurement; the winner is the best figure of the
   const r = await report();
   const vs = simVerdicts(r);
   assert.equal(vs.length, 4);
-  assert.deepEqual(vs.map((v) => v.measurement.slice(0, 2)), ['1.', '2.', '3.', '4.']);
+  assert.deepEqual(
+    vs.map((v) => v.measurement.slice(0, 2)),
+    ['1.', '2.', '3.', '4.'],
+  );
   const hs = r.runs[0]!.results.map(headline);
   const latency = vs[0]!;
   const tie = new Set(hs.map((h) => h.healthyP99)).size === 1;
@@ -42,7 +45,13 @@ test('verdict: one row per KEP measurement; the winner is the best figure of the
 });
 
 test('judge: ratios and beta against alpha in both directions', () => {
-  const f = (mode: 'off' | 'alpha' | 'beta', value: number) => ({ key: mode, mode, value, text: String(value), eligible: true });
+  const f = (mode: 'off' | 'alpha' | 'beta', value: number) => ({
+    key: mode,
+    mode,
+    value,
+    text: String(value),
+    eligible: true,
+  });
   const lower = judge('m', 'c', [f('off', 9), f('alpha', 4), f('beta', 2)], true);
   assert.equal(lower.winner, 'beta');
   assert.equal(lower.by, '2.00x');
@@ -59,19 +68,38 @@ test('report: the verdict opens the page and the terminal table; latency tails f
   assert.match(text.trimStart(), /^verdict:/);
   const page = renderHtml(r);
   const verdictAt = page.indexOf('<h2>Verdict');
-  assert.ok(verdictAt > 0 && verdictAt < page.indexOf(`<h2>${r.runs[0]!.name}</h2>`), 'the verdict comes before the scenarios');
+  assert.ok(
+    verdictAt > 0 && verdictAt < page.indexOf(`<h2>${r.runs[0]!.name}</h2>`),
+    'the verdict comes before the scenarios',
+  );
   const tail = /<svg[^>]*><title>Delivery latency tail: healthy watchers<\/title>.*?<\/svg>/s.exec(page)?.[0];
   assert.ok(tail !== undefined, 'a latency tail chart');
   for (const path of tail.match(/ d="[^"]+"/g) ?? []) {
     const ys = [...path.matchAll(/V([\d.]+)/g)].map((m) => Number(m[1]));
-    for (let i = 1; i < ys.length; i++) assert.ok(ys[i]! >= ys[i - 1]!, 'the share slower than x never rises (SVG y grows downwards)');
+    for (let i = 1; i < ys.length; i++)
+      assert.ok(ys[i]! >= ys[i - 1]!, 'the share slower than x never rises (SVG y grows downwards)');
   }
   // smallScenario writes at 150/s, then 300/s: its episodes see two write rates.
   assert.match(page, /<title>Resync time vs write rate<\/title>/);
 });
 
 test('svg: one distinct x value still gets distinct tick labels', () => {
-  const svg = lineChart({ title: 't', x: { label: 'x' }, y: { label: 'y' }, series: [{ name: 's', color: '#000', kind: 'scatter', points: [[1000, 1], [1000, 2]] }] });
+  const svg = lineChart({
+    title: 't',
+    x: { label: 'x' },
+    y: { label: 'y' },
+    series: [
+      {
+        name: 's',
+        color: '#000',
+        kind: 'scatter',
+        points: [
+          [1000, 1],
+          [1000, 2],
+        ],
+      },
+    ],
+  });
   const ticks = [...svg.matchAll(/class="tick" text-anchor="middle">([^<]+)</g)].map((m) => m[1]);
   assert.ok(ticks.length >= 2);
   assert.equal(new Set(ticks).size, ticks.length, `distinct ticks, got ${ticks.join(', ')}`);

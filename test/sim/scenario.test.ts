@@ -34,7 +34,13 @@ test('scenario: a minimal scenario gets its defaults', () => {
   assert.deepEqual(s.modes, ['off', 'alpha', 'beta']);
   assert.equal(s.drainS, 5);
   assert.equal(s.tickMs, 1);
-  assert.deepEqual(s.cost, { passUsPerScanUnit: 0.25, passUsPerPush: 0.25, passUsPerWatcher: 0.25, passUsPerCandidate: 1, workerUsPerScanUnit: 5 });
+  assert.deepEqual(s.cost, {
+    passUsPerScanUnit: 0.25,
+    passUsPerPush: 0.25,
+    passUsPerWatcher: 0.25,
+    passUsPerCandidate: 1,
+    workerUsPerScanUnit: 5,
+  });
   assert.deepEqual(s.writes.mix, { update: 0.9, create: 0.05, delete: 0.05 });
   const w = s.watchers[0]!;
   assert.equal(w.start, 'now');
@@ -49,9 +55,22 @@ test('scenario: errors name the path and what is wrong, all at once', () => {
     durationS: -3,
     modes: ['off', 'gamma'],
     bogus: 1,
-    writes: { rate: [{ atS: 0.5, perSecond: 10 }, { atS: 1, perSecond: 'fast' }], objects: 0, namespaces: { count: 1 } },
+    writes: {
+      rate: [
+        { atS: 0.5, perSecond: 10 },
+        { atS: 1, perSecond: 'fast' },
+      ],
+      objects: 0,
+      namespaces: { count: 1 },
+    },
     watchers: [
-      { name: 'w', count: 1.5, selector: { kind: 'trigger' }, readRate: { uniform: [10, 5] }, stalls: [{ atS: 0, forS: 1, fraction: 1.5 }] },
+      {
+        name: 'w',
+        count: 1.5,
+        selector: { kind: 'trigger' },
+        readRate: { uniform: [10, 5] },
+        stalls: [{ atS: 0, forS: 1, fraction: 1.5 }],
+      },
       { name: 'w', count: 1, selector: { kind: 'label', labelKey: 'tier' }, readRate: { choice: [] } },
     ],
     engine: { pass: { scanBudget: 'big', colour: 1 } },
@@ -75,7 +94,11 @@ test('scenario: errors name the path and what is wrong, all at once', () => {
     'engine.pass.scanBudget: must be a finite number, got "big"',
     'halts[0].forMs: must be a finite number, got nothing',
   ];
-  for (const e of expect) assert.ok(p.some((x) => x.startsWith(e)), `missing problem "${e}" in:\n${p.join('\n')}`);
+  for (const e of expect)
+    assert.ok(
+      p.some((x) => x.startsWith(e)),
+      `missing problem "${e}" in:\n${p.join('\n')}`,
+    );
 });
 
 test('scenario: not an object, and a file that is not JSON', async () => {
@@ -83,8 +106,14 @@ test('scenario: not an object, and a file that is not JSON', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'wc-sim-'));
   const file = join(dir, 'broken.json');
   await writeFile(file, '{ "name": ');
-  await assert.rejects(loadScenario(file), (err: unknown) => err instanceof ScenarioError && /not valid JSON/.test(err.message));
-  await assert.rejects(loadScenario(join(dir, 'missing.json')), (err: unknown) => err instanceof ScenarioError && /cannot read/.test(err.message));
+  await assert.rejects(
+    loadScenario(file),
+    (err: unknown) => err instanceof ScenarioError && /not valid JSON/.test(err.message),
+  );
+  await assert.rejects(
+    loadScenario(join(dir, 'missing.json')),
+    (err: unknown) => err instanceof ScenarioError && /cannot read/.test(err.message),
+  );
 });
 
 test('scenario: the four shipped scenarios are valid', async () => {

@@ -38,7 +38,14 @@ function workload(mode: Mode): Scenario {
     },
     watchers: [
       { name: 'all', count: 2, selector: { kind: 'all' }, readRate: 'unlimited', bookmarks: false },
-      { name: 'label', count: 3, selector: { kind: 'label' }, readRate: off ? 'unlimited' : 150, bookmarks: false, stalls: off ? [] : [{ atS: 0.3, forS: 0.3, fraction: 1 }] },
+      {
+        name: 'label',
+        count: 3,
+        selector: { kind: 'label' },
+        readRate: off ? 'unlimited' : 150,
+        bookmarks: false,
+        stalls: off ? [] : [{ atS: 0.3, forS: 0.3, fraction: 1 }],
+      },
       { name: 'ns', count: 2, selector: { kind: 'namespace' }, readRate: 'unlimited', bookmarks: false },
       { name: 'node', count: 4, selector: { kind: 'trigger' }, readRate: off ? 'unlimited' : 80, bookmarks: false },
     ],
@@ -62,6 +69,7 @@ for (const mode of ['alpha', 'beta', 'off'] as const) {
     assert.ok(events > 500, `the workload delivered ${events} events`);
     assert.equal(virtual.terminations.total, 0);
     assert.equal(real.terminations.total, 0);
-    if (mode !== 'off') assert.ok(virtual.engine.stalls > 0 && real.engine.stalls > 0, 'watchers went unsynced in both runs');
+    if (mode !== 'off')
+      assert.ok(virtual.engine.stalls > 0 && real.engine.stalls > 0, 'watchers went unsynced in both runs');
   });
 }

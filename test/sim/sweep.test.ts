@@ -25,10 +25,16 @@ test('sweep: parsing and variants', () => {
       ['beta budget=200', 'beta', { scanBudget: 200, pushBudget: 200 }],
     ],
   );
-  assert.deepEqual(buildVariants(['off'], parseSweep('mode=alpha,beta')).map((x) => x.label), ['alpha', 'beta']);
+  assert.deepEqual(
+    buildVariants(['off'], parseSweep('mode=alpha,beta')).map((x) => x.label),
+    ['alpha', 'beta'],
+  );
   assert.deepEqual(buildVariants(['alpha'], parseSweep('writeScale=2'))[0]!.writeScale, 2);
   const fixed = buildVariants(['beta'], parseSweep('maxWatchers=64'), parseSettings('scanBudget=1000,busyShare=0.2'));
-  assert.deepEqual(fixed.map((x) => [x.label, x.pass]), [['beta scanBudget=1000 busyShare=0.2 maxWatchers=64', { scanBudget: 1000, busyShare: 0.2, maxWatchers: 64 }]]);
+  assert.deepEqual(
+    fixed.map((x) => [x.label, x.pass]),
+    [['beta scanBudget=1000 busyShare=0.2 maxWatchers=64', { scanBudget: 1000, busyShare: 0.2, maxWatchers: 64 }]],
+  );
   assert.throws(() => parseSettings('mode=off'), /use --modes/);
   assert.throws(() => parseSettings('scanBudget=1,2'), SweepError);
 });
@@ -39,8 +45,12 @@ test('sweep: variants run in parallel through piscina, same results as in-proces
   const pooled = await runJobs(jobs, { threads: 2, progress: false });
   const local = await runJobs(jobs, { inProcess: true, progress: false });
   assert.equal(pooled.length, 2);
-  assert.deepEqual(pooled.map((r) => r.variant.label), ['alpha maxWatchers=1', 'alpha maxWatchers=512']);
-  for (let i = 0; i < jobs.length; i++) assert.equal(JSON.stringify(deterministicPart(pooled[i]!)), JSON.stringify(deterministicPart(local[i]!)));
+  assert.deepEqual(
+    pooled.map((r) => r.variant.label),
+    ['alpha maxWatchers=1', 'alpha maxWatchers=512'],
+  );
+  for (let i = 0; i < jobs.length; i++)
+    assert.equal(JSON.stringify(deterministicPart(pooled[i]!)), JSON.stringify(deterministicPart(local[i]!)));
   // The member cap shows: with one watcher per pass, some watcher waited longer for its first service.
   assert.ok(pooled[0]!.catchup.passes > 0);
 });

@@ -91,11 +91,17 @@ function assertOrdered(log: LogEntry[]): void {
   for (const e of log) {
     if ('event' in e) {
       assert.ok(e.event.resourceVersion > last, `event RV ${e.event.resourceVersion} after ${last}`);
-      assert.ok(e.event.resourceVersion > lastProgress, `event RV ${e.event.resourceVersion} after progress ${lastProgress}`);
+      assert.ok(
+        e.event.resourceVersion > lastProgress,
+        `event RV ${e.event.resourceVersion} after progress ${lastProgress}`,
+      );
       assert.equal(e.event.object.metadata.resourceVersion, String(e.event.resourceVersion));
       last = e.event.resourceVersion;
     } else {
-      assert.ok(e.progress > lastProgress && e.progress >= last, `progress ${e.progress} after event ${last} / progress ${lastProgress}`);
+      assert.ok(
+        e.progress > lastProgress && e.progress >= last,
+        `progress ${e.progress} after event ${last} / progress ${lastProgress}`,
+      );
       lastProgress = e.progress;
     }
   }
@@ -136,14 +142,26 @@ const scenario: Step[] = [
     async (_s, r) =>
       r.a3!.metadata.uid === r.a!.metadata.uid && r.a3!.metadata.creationTimestamp === r.a!.metadata.creationTimestamp,
   ],
-  ['update a at a malformed RV: 409', (s) => s.update({ metadata: { namespace: 'default', name: 'a', resourceVersion: 'x1' } })],
+  [
+    'update a at a malformed RV: 409',
+    (s) => s.update({ metadata: { namespace: 'default', name: 'a', resourceVersion: 'x1' } }),
+  ],
   ['update a missing object: 404', (s) => s.update(pod('default', 'missing'))],
-  ['update a missing object with an RV: 404', (s) => s.update({ metadata: { namespace: 'default', name: 'missing', resourceVersion: '1' } })],
+  [
+    'update a missing object with an RV: 404',
+    (s) => s.update({ metadata: { namespace: 'default', name: 'missing', resourceVersion: '1' } }),
+  ],
   ['b', (s) => s.create(pod('a-b', 'b'))],
   ['c', (s) => s.create(pod('a', 'c'))],
   ['d', (s) => s.create(pod('kube-system', 'd'))],
-  ['e', (s) => s.create({ metadata: { namespace: 'default', name: 'e', resourceVersion: '999', uid: 'mine' }, spec: {} })],
-  ['delete a at a stale RV: 409 Conflict', (s, r) => s.delete('default', 'a', { resourceVersion: r.a2!.metadata.resourceVersion! })],
+  [
+    'e',
+    (s) => s.create({ metadata: { namespace: 'default', name: 'e', resourceVersion: '999', uid: 'mine' }, spec: {} }),
+  ],
+  [
+    'delete a at a stale RV: 409 Conflict',
+    (s, r) => s.delete('default', 'a', { resourceVersion: r.a2!.metadata.resourceVersion! }),
+  ],
   ['deleted a', (s, r) => s.delete('default', 'a', { resourceVersion: r.a3!.metadata.resourceVersion! })],
   ['get deleted a: 404', (s) => s.get('default', 'a')],
   ['delete deleted a: 404', (s) => s.delete('default', 'a')],
@@ -155,7 +173,10 @@ const scenario: Step[] = [
   ['delete cluster-scoped', (s) => s.delete('', 'node-1')],
   ['create without a name: 400', (s) => s.create({ metadata: { namespace: 'default' } })],
   ['create without metadata: 400', (s) => s.create({} as KubeObject)],
-  ['create with a non-string namespace: 400', (s) => s.create({ metadata: { name: 'z', namespace: 7 as unknown as string } })],
+  [
+    'create with a non-string namespace: 400',
+    (s) => s.create({ metadata: { name: 'z', namespace: 7 as unknown as string } }),
+  ],
   ['update e without RV', (s) => s.update({ metadata: { namespace: 'default', name: 'e' }, spec: { after: true } })],
   ['delete e without RV', (s) => s.delete('default', 'e')],
   ['list', (s) => s.list()],
@@ -167,7 +188,8 @@ function normalizer(base: number) {
   const uids = new Map<string, string>();
   const rv = (n: number | string) => `rv+${Number(n) - base}`;
   const norm = (v: unknown, key = ''): unknown => {
-    if (key === 'resourceVersion' && (typeof v === 'number' || (typeof v === 'string' && /^\d+$/.test(v)))) return rv(v);
+    if (key === 'resourceVersion' && (typeof v === 'number' || (typeof v === 'string' && /^\d+$/.test(v))))
+      return rv(v);
     if (key === 'uid' && typeof v === 'string') {
       assert.match(v, UUID);
       if (!uids.has(v)) uids.set(v, `uid#${uids.size}`);
@@ -260,7 +282,9 @@ test('list: more than one page, one revision, key order', { skip }, async () => 
   const names = Array.from({ length: 40 }, (_, i) => `p${String(i).padStart(3, '0')}`);
   const created = new Map<string, KubeObject>();
   for (let i = 0; i < names.length; i += 10) {
-    for (const o of await Promise.all(names.slice(i, i + 10).map((n) => store.create(pod(i % 20 === 0 ? 'ns1' : 'ns2', n))))) {
+    for (const o of await Promise.all(
+      names.slice(i, i + 10).map((n) => store.create(pod(i % 20 === 0 ? 'ns1' : 'ns2', n))),
+    )) {
       created.set(o.metadata.name!, o);
     }
   }
@@ -304,49 +328,53 @@ test('list: more than one page, one revision, key order', { skip }, async () => 
 
 // ------------------------------------------------------------------ watch
 
-test('watch from a revision: replay then live, DELETED carries the last object, MODIFIED the previous', { skip }, async () => {
-  const store = etcdStore('/watch/pods/');
-  const start = await store.currentResourceVersion();
-  const a = await store.create(pod('default', 'a', { v: 1 }));
-  const b = await store.create(pod('default', 'b'));
-  const a2 = await store.update({ ...a, spec: { v: 2 } });
-  const bDeleted = await store.delete('default', 'b');
+test(
+  'watch from a revision: replay then live, DELETED carries the last object, MODIFIED the previous',
+  { skip },
+  async () => {
+    const store = etcdStore('/watch/pods/');
+    const start = await store.currentResourceVersion();
+    const a = await store.create(pod('default', 'a', { v: 1 }));
+    const b = await store.create(pod('default', 'b'));
+    const a2 = await store.update({ ...a, spec: { v: 2 } });
+    const bDeleted = await store.delete('default', 'b');
 
-  const w = record(store, start);
-  await waitFor(() => w.events().length === 4, 'the 4 replayed events');
-  const c = await store.create(pod('other', 'c'));
-  const aDeleted = await store.delete('default', 'a', { resourceVersion: a2.metadata.resourceVersion! });
-  await waitFor(() => w.events().length === 6, 'the 2 live events');
-  w.stop();
-  assertOrdered(w.log);
+    const w = record(store, start);
+    await waitFor(() => w.events().length === 4, 'the 4 replayed events');
+    const c = await store.create(pod('other', 'c'));
+    const aDeleted = await store.delete('default', 'a', { resourceVersion: a2.metadata.resourceVersion! });
+    await waitFor(() => w.events().length === 6, 'the 2 live events');
+    w.stop();
+    assertOrdered(w.log);
 
-  const ev = w.events();
-  assert.deepEqual(
-    ev.map((e) => `${e.type} ${e.object.metadata.name} ${e.resourceVersion}`),
-    [
-      `ADDED a ${rvOf(a)}`,
-      `ADDED b ${rvOf(b)}`,
-      `MODIFIED a ${rvOf(a2)}`,
-      `DELETED b ${rvOf(bDeleted)}`,
-      `ADDED c ${rvOf(c)}`,
-      `DELETED a ${rvOf(aDeleted)}`,
-    ],
-  );
-  assert.deepEqual(ev[0]!.object, a);
-  assert.equal(ev[0]!.prevObject, undefined);
-  assert.deepEqual(ev[2]!.object, a2);
-  assert.deepEqual(ev[2]!.prevObject, a, 'MODIFIED carries the previous state');
-  assert.deepEqual(ev[3]!.object, bDeleted, 'DELETED carries the last state with the deletion RV');
-  assert.deepEqual(ev[3]!.prevObject, b);
-  assert.deepEqual(ev[5]!.object, aDeleted);
-  assert.deepEqual(ev[5]!.prevObject, a2);
+    const ev = w.events();
+    assert.deepEqual(
+      ev.map((e) => `${e.type} ${e.object.metadata.name} ${e.resourceVersion}`),
+      [
+        `ADDED a ${rvOf(a)}`,
+        `ADDED b ${rvOf(b)}`,
+        `MODIFIED a ${rvOf(a2)}`,
+        `DELETED b ${rvOf(bDeleted)}`,
+        `ADDED c ${rvOf(c)}`,
+        `DELETED a ${rvOf(aDeleted)}`,
+      ],
+    );
+    assert.deepEqual(ev[0]!.object, a);
+    assert.equal(ev[0]!.prevObject, undefined);
+    assert.deepEqual(ev[2]!.object, a2);
+    assert.deepEqual(ev[2]!.prevObject, a, 'MODIFIED carries the previous state');
+    assert.deepEqual(ev[3]!.object, bDeleted, 'DELETED carries the last state with the deletion RV');
+    assert.deepEqual(ev[3]!.prevObject, b);
+    assert.deepEqual(ev[5]!.object, aDeleted);
+    assert.deepEqual(ev[5]!.prevObject, a2);
 
-  // A watch from the middle starts right after that revision.
-  const w2 = record(store, rvOf(a2));
-  await waitFor(() => w2.events().length === 3, 'events after a2');
-  w2.stop();
-  assert.deepEqual(w2.rvs(), [rvOf(bDeleted), rvOf(c), rvOf(aDeleted)]);
-});
+    // A watch from the middle starts right after that revision.
+    const w2 = record(store, rvOf(a2));
+    await waitFor(() => w2.events().length === 3, 'events after a2');
+    w2.stop();
+    assert.deepEqual(w2.rvs(), [rvOf(bDeleted), rvOf(c), rvOf(aDeleted)]);
+  },
+);
 
 test('currentResourceVersion: the etcd revision, moved by writes anywhere', { skip }, async () => {
   const store = etcdStore('/crv/pods/');
@@ -408,7 +436,9 @@ test('requestProgress: proves progress by reads when periodic notifications are 
 // ------------------------------------------------------------------ compaction
 
 /** A TCP proxy whose etcd->client direction can be paused (simulates a watcher that stops reading). */
-async function startProxy(target: string): Promise<{ url: string; pause(): void; resume(): void; drop(): void; close(): void }> {
+async function startProxy(
+  target: string,
+): Promise<{ url: string; pause(): void; resume(): void; drop(): void; close(): void }> {
   const { hostname, port } = new URL(target);
   const pairs: { client: net.Socket; upstream: net.Socket }[] = [];
   let paused = false;
@@ -459,87 +489,107 @@ async function startProxy(target: string): Promise<{ url: string; pause(): void;
   };
 }
 
-test('compaction while watching: a stalled watch that falls behind a compaction gets StoreCompactedError', { skip }, async (t) => {
-  const prefix = '/compact-live/pods/';
-  const proxy = await startProxy(server().endpoint);
-  try {
-    const watcherStore = etcdStore(prefix, { endpoint: proxy.url });
+test(
+  'compaction while watching: a stalled watch that falls behind a compaction gets StoreCompactedError',
+  { skip },
+  async (t) => {
+    const prefix = '/compact-live/pods/';
+    const proxy = await startProxy(server().endpoint);
+    try {
+      const watcherStore = etcdStore(prefix, { endpoint: proxy.url });
+      const writer = etcdStore(prefix);
+      const start = await writer.currentResourceVersion();
+      const w = record(watcherStore, start);
+      const first = await writer.create(pod('default', 'first'));
+      await waitFor(() => w.events().length === 1, 'the first event (watch is live)');
+
+      // The watcher stops reading; far more than the HTTP/2 window (4 MiB) and etcd's buffers is written.
+      proxy.pause();
+      const big = 'x'.repeat(32 * 1024);
+      const rvs: number[] = [rvOf(first)];
+      const objs = await Promise.all(
+        Array.from({ length: 16 }, (_, i) => writer.create(pod('default', `big-${i}`, { big }))),
+      );
+      for (let round = 0; round < 30; round++) {
+        const updated = await Promise.all(
+          objs.map((o) =>
+            writer.update({ ...o, metadata: { ...o.metadata, resourceVersion: undefined }, spec: { big, round } }),
+          ),
+        );
+        rvs.push(...updated.map(rvOf));
+      }
+      rvs.push(...objs.map(rvOf));
+      rvs.sort((a, b) => a - b);
+      const compactAt = rvs[rvs.length - 1]!;
+      await writer.compact(compactAt);
+      proxy.resume();
+
+      await waitFor(() => w.errors.length > 0, 'StoreCompactedError');
+      await new Promise((r) => setTimeout(r, 100));
+      assert.equal(w.errors.length, 1, 'onError exactly once');
+      const err = w.errors[0]!;
+      assert.ok(err instanceof StoreCompactedError, `got ${err.name}: ${err.message}`);
+      assert.equal(err.compactedRV, compactAt);
+      const seen = w.rvs();
+      t.diagnostic(`${seen.length} of ${rvs.length} events delivered before the compaction cancel`);
+      assert.ok(seen.length < rvs.length, 'the watch fell behind');
+      assert.deepEqual(seen, rvs.slice(0, seen.length), 'what was delivered is a gap-free prefix');
+      assertOrdered(w.log);
+      w.stop();
+    } finally {
+      proxy.close();
+    }
+  },
+);
+
+test(
+  'a connection cut in the middle of a replay: resumes after the last delivered event, nothing lost or repeated',
+  { skip },
+  async (t) => {
+    // etcd3's own Watcher would resume from the store's current revision here (see etcd-store.ts).
+    const prefix = '/cut/pods/';
     const writer = etcdStore(prefix);
     const start = await writer.currentResourceVersion();
-    const w = record(watcherStore, start);
-    const first = await writer.create(pod('default', 'first'));
-    await waitFor(() => w.events().length === 1, 'the first event (watch is live)');
-
-    // The watcher stops reading; far more than the HTTP/2 window (4 MiB) and etcd's buffers is written.
-    proxy.pause();
-    const big = 'x'.repeat(32 * 1024);
-    const rvs: number[] = [rvOf(first)];
-    const objs = await Promise.all(Array.from({ length: 16 }, (_, i) => writer.create(pod('default', `big-${i}`, { big }))));
-    for (let round = 0; round < 30; round++) {
-      const updated = await Promise.all(objs.map((o) => writer.update({ ...o, metadata: { ...o.metadata, resourceVersion: undefined }, spec: { big, round } })));
-      rvs.push(...updated.map(rvOf));
-    }
-    rvs.push(...objs.map(rvOf));
-    rvs.sort((a, b) => a - b);
-    const compactAt = rvs[rvs.length - 1]!;
-    await writer.compact(compactAt);
-    proxy.resume();
-
-    await waitFor(() => w.errors.length > 0, 'StoreCompactedError');
-    await new Promise((r) => setTimeout(r, 100));
-    assert.equal(w.errors.length, 1, 'onError exactly once');
-    const err = w.errors[0]!;
-    assert.ok(err instanceof StoreCompactedError, `got ${err.name}: ${err.message}`);
-    assert.equal(err.compactedRV, compactAt);
-    const seen = w.rvs();
-    t.diagnostic(`${seen.length} of ${rvs.length} events delivered before the compaction cancel`);
-    assert.ok(seen.length < rvs.length, 'the watch fell behind');
-    assert.deepEqual(seen, rvs.slice(0, seen.length), 'what was delivered is a gap-free prefix');
-    assertOrdered(w.log);
-    w.stop();
-  } finally {
-    proxy.close();
-  }
-});
-
-test('a connection cut in the middle of a replay: resumes after the last delivered event, nothing lost or repeated', { skip }, async (t) => {
-  // etcd3's own Watcher would resume from the store's current revision here (see etcd-store.ts).
-  const prefix = '/cut/pods/';
-  const writer = etcdStore(prefix);
-  const start = await writer.currentResourceVersion();
-  const value = 'v'.repeat(1024);
-  const objs = await Promise.all(Array.from({ length: 50 }, (_, i) => writer.create(pod('default', `o${i}`, { value }))));
-  const written = objs.map(rvOf);
-  for (let round = 0; round < 50; round++) {
-    const updated = await Promise.all(objs.map((o) => writer.update({ ...o, metadata: { ...o.metadata, resourceVersion: undefined }, spec: { value, round } })));
-    written.push(...updated.map(rvOf));
-  }
-  written.sort((a, b) => a - b);
-  const proxy = await startProxy(server().endpoint);
-  try {
-    const watcherStore = etcdStore(prefix, { endpoint: proxy.url });
-    let cutAt = -1;
-    const log: number[] = [];
-    const w = watcherStore.watch(
-      start,
-      (ev) => {
-        log.push(ev.resourceVersion);
-        if (log.length === 1) {
-          cutAt = ev.resourceVersion;
-          proxy.drop();
-        }
-      },
-      (err) => assert.fail(`unexpected onError: ${err.message}`),
+    const value = 'v'.repeat(1024);
+    const objs = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => writer.create(pod('default', `o${i}`, { value }))),
     );
-    await waitFor(() => log.length >= written.length, `${written.length} events (have ${log.length})`);
-    await new Promise((r) => setTimeout(r, 100));
-    w.stop();
-    t.diagnostic(`cut after RV ${cutAt}; ${written.length} events delivered across the reconnect`);
-    assert.deepEqual(log, written);
-  } finally {
-    proxy.close();
-  }
-});
+    const written = objs.map(rvOf);
+    for (let round = 0; round < 50; round++) {
+      const updated = await Promise.all(
+        objs.map((o) =>
+          writer.update({ ...o, metadata: { ...o.metadata, resourceVersion: undefined }, spec: { value, round } }),
+        ),
+      );
+      written.push(...updated.map(rvOf));
+    }
+    written.sort((a, b) => a - b);
+    const proxy = await startProxy(server().endpoint);
+    try {
+      const watcherStore = etcdStore(prefix, { endpoint: proxy.url });
+      let cutAt = -1;
+      const log: number[] = [];
+      const w = watcherStore.watch(
+        start,
+        (ev) => {
+          log.push(ev.resourceVersion);
+          if (log.length === 1) {
+            cutAt = ev.resourceVersion;
+            proxy.drop();
+          }
+        },
+        (err) => assert.fail(`unexpected onError: ${err.message}`),
+      );
+      await waitFor(() => log.length >= written.length, `${written.length} events (have ${log.length})`);
+      await new Promise((r) => setTimeout(r, 100));
+      w.stop();
+      t.diagnostic(`cut after RV ${cutAt}; ${written.length} events delivered across the reconnect`);
+      assert.deepEqual(log, written);
+    } finally {
+      proxy.close();
+    }
+  },
+);
 
 test('a watch from a compacted revision gets StoreCompactedError; list still works', { skip }, async () => {
   const store = etcdStore('/compacted/pods/');
@@ -564,70 +614,74 @@ test('a watch from a compacted revision gets StoreCompactedError; list still wor
 
 // ------------------------------------------------------------------ faults
 
-test('SIGKILL + restart of etcd: writes fail fast while down, the watch resumes with no lost or duplicated event', { skip }, async () => {
-  const srv = server();
-  const store = etcdStore('/restart/pods/', { requestTimeoutMs: 3000 });
-  const start = await store.currentResourceVersion();
-  const w = record(store, start);
-  // A second watch that may wait for etcd only 1 s: it must give up with onError (the cache re-lists).
-  const impatient = record(etcdStore('/restart/pods/', { watchReconnectTimeoutMs: 1000 }), start);
-  const written: number[] = [];
-  const a = await store.create(pod('default', 'a'));
-  const b = await store.create(pod('default', 'b'));
-  const a2 = await store.update({ ...a, spec: { v: 2 } });
-  written.push(rvOf(a), rvOf(b), rvOf(a2));
-  await waitFor(() => w.events().length === 3, 'events before the kill');
+test(
+  'SIGKILL + restart of etcd: writes fail fast while down, the watch resumes with no lost or duplicated event',
+  { skip },
+  async () => {
+    const srv = server();
+    const store = etcdStore('/restart/pods/', { requestTimeoutMs: 3000 });
+    const start = await store.currentResourceVersion();
+    const w = record(store, start);
+    // A second watch that may wait for etcd only 1 s: it must give up with onError (the cache re-lists).
+    const impatient = record(etcdStore('/restart/pods/', { watchReconnectTimeoutMs: 1000 }), start);
+    const written: number[] = [];
+    const a = await store.create(pod('default', 'a'));
+    const b = await store.create(pod('default', 'b'));
+    const a2 = await store.update({ ...a, spec: { v: 2 } });
+    written.push(rvOf(a), rvOf(b), rvOf(a2));
+    await waitFor(() => w.events().length === 3, 'events before the kill');
 
-  await srv.kill();
-  const down: Array<[string, () => Promise<unknown>]> = [
-    ['create', () => store.create(pod('default', 'c'))],
-    ['update', () => store.update({ ...a2, spec: { v: 3 } })],
-    ['delete', () => store.delete('default', 'b')],
-    ['get', () => store.get('default', 'a')],
-    ['list', () => store.list()],
-    ['currentResourceVersion', () => store.currentResourceVersion()],
-  ];
-  for (const [op, run] of down) {
-    await assert.rejects(run(), (err: Error) => {
-      assert.ok(err instanceof StoreUnavailableError, `${op}: got ${err.name}: ${err.message}`);
-      assert.match(err.message, /unavailable/);
-      return true;
-    });
-  }
-  await waitFor(() => impatient.errors.length > 0, 'the impatient watch to give up');
-  assert.ok(impatient.errors[0] instanceof StoreUnavailableError, `got ${impatient.errors[0]!.name}`);
-  assert.match(impatient.errors[0].message, /could not resume from revision/);
-  assert.equal(impatient.rvs().length, 3);
-  // Writes made after the restart reach the watch that kept trying.
-  await srv.restart();
-  const retry = async <T>(fn: () => Promise<T>): Promise<T> => {
-    const until = Date.now() + 20_000;
-    for (;;) {
-      try {
-        return await fn();
-      } catch (err) {
-        if (!(err instanceof StoreUnavailableError) || Date.now() > until) throw err;
-        await new Promise((r) => setTimeout(r, 100));
-      }
+    await srv.kill();
+    const down: Array<[string, () => Promise<unknown>]> = [
+      ['create', () => store.create(pod('default', 'c'))],
+      ['update', () => store.update({ ...a2, spec: { v: 3 } })],
+      ['delete', () => store.delete('default', 'b')],
+      ['get', () => store.get('default', 'a')],
+      ['list', () => store.list()],
+      ['currentResourceVersion', () => store.currentResourceVersion()],
+    ];
+    for (const [op, run] of down) {
+      await assert.rejects(run(), (err: Error) => {
+        assert.ok(err instanceof StoreUnavailableError, `${op}: got ${err.name}: ${err.message}`);
+        assert.match(err.message, /unavailable/);
+        return true;
+      });
     }
-  };
-  const c = await retry(() => store.create(pod('default', 'c')));
-  const a3 = await store.update({ ...a2, spec: { v: 3 } });
-  const bDeleted = await store.delete('default', 'b');
-  written.push(rvOf(c), rvOf(a3), rvOf(bDeleted));
-  await waitFor(() => w.events().length >= 6, `6 events (have ${w.rvs().join(',')})`);
-  await new Promise((r) => setTimeout(r, 200));
-  w.stop();
-  assert.deepEqual(w.errors, []);
-  assert.equal(impatient.errors.length, 1, 'onError once, then silence');
-  assert.deepEqual(w.rvs(), written, 'exactly the written RVs, in order, once each');
-  assert.deepEqual(
-    w.events().map((e) => e.type),
-    ['ADDED', 'ADDED', 'MODIFIED', 'ADDED', 'MODIFIED', 'DELETED'],
-  );
-  assertOrdered(w.log);
-  assert.ok((await store.currentResourceVersion()) >= rvOf(bDeleted));
-});
+    await waitFor(() => impatient.errors.length > 0, 'the impatient watch to give up');
+    assert.ok(impatient.errors[0] instanceof StoreUnavailableError, `got ${impatient.errors[0]!.name}`);
+    assert.match(impatient.errors[0].message, /could not resume from revision/);
+    assert.equal(impatient.rvs().length, 3);
+    // Writes made after the restart reach the watch that kept trying.
+    await srv.restart();
+    const retry = async <T>(fn: () => Promise<T>): Promise<T> => {
+      const until = Date.now() + 20_000;
+      for (;;) {
+        try {
+          return await fn();
+        } catch (err) {
+          if (!(err instanceof StoreUnavailableError) || Date.now() > until) throw err;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+    };
+    const c = await retry(() => store.create(pod('default', 'c')));
+    const a3 = await store.update({ ...a2, spec: { v: 3 } });
+    const bDeleted = await store.delete('default', 'b');
+    written.push(rvOf(c), rvOf(a3), rvOf(bDeleted));
+    await waitFor(() => w.events().length >= 6, `6 events (have ${w.rvs().join(',')})`);
+    await new Promise((r) => setTimeout(r, 200));
+    w.stop();
+    assert.deepEqual(w.errors, []);
+    assert.equal(impatient.errors.length, 1, 'onError once, then silence');
+    assert.deepEqual(w.rvs(), written, 'exactly the written RVs, in order, once each');
+    assert.deepEqual(
+      w.events().map((e) => e.type),
+      ['ADDED', 'ADDED', 'MODIFIED', 'ADDED', 'MODIFIED', 'DELETED'],
+    );
+    assertOrdered(w.log);
+    assert.ok((await store.currentResourceVersion()) >= rvOf(bDeleted));
+  },
+);
 
 test('unresponsive etcd: requests give up at their deadline with StoreUnavailableError', { skip }, async () => {
   const proxy = await startProxy(server().endpoint);

@@ -60,7 +60,8 @@ function run(script: string, args: string[], env: NodeJS.ProcessEnv): Promise<st
 
 export async function startEtcd(options: StartEtcdOptions = {}): Promise<EtcdServer | null> {
   if (!onPath('etcd') || !onPath('etcdctl')) {
-    if (process.env.CI) throw new Error('etcd/etcdctl not installed, but CI is set: install etcd-server and etcd-client');
+    if (process.env.CI)
+      throw new Error('etcd/etcdctl not installed, but CI is set: install etcd-server and etcd-client');
     return null;
   }
   const script = findScript();

@@ -50,7 +50,10 @@ export function request(url: string, options: RequestOptions = {}): Promise<Http
   let body: Buffer | undefined;
   const headers: Record<string, string> = { ...(options.headers ?? {}) };
   if (options.body !== undefined) {
-    body = typeof options.body === 'string' || Buffer.isBuffer(options.body) ? Buffer.from(options.body) : Buffer.from(JSON.stringify(options.body));
+    body =
+      typeof options.body === 'string' || Buffer.isBuffer(options.body)
+        ? Buffer.from(options.body)
+        : Buffer.from(JSON.stringify(options.body));
     headers['content-type'] ??= 'application/json';
     headers['content-length'] = String(body.length);
   }
@@ -62,7 +65,13 @@ export function request(url: string, options: RequestOptions = {}): Promise<Http
       res.on('end', () => {
         const b = Buffer.concat(chunks);
         const text = b.toString('utf8');
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: b, text, json: <T>() => JSON.parse(text) as T });
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          body: b,
+          text,
+          json: <T>() => JSON.parse(text) as T,
+        });
       });
       res.on('error', reject);
     });
@@ -184,7 +193,13 @@ export class RawWatch extends WatchClient {
   constructor(port: number, path: string, headers: Record<string, string> = {}, format: 'json' | 'msgpack' = 'json') {
     super(format);
     this.socket = net.connect(port, '127.0.0.1');
-    const lines = [`GET ${path} HTTP/1.1`, 'Host: 127.0.0.1', ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), '', ''];
+    const lines = [
+      `GET ${path} HTTP/1.1`,
+      'Host: 127.0.0.1',
+      ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+      '',
+      '',
+    ];
     this.socket.write(lines.join('\r\n'));
     this.socket.on('data', (d: Buffer) => this.onData(d));
     this.socket.on('error', () => {});

@@ -29,7 +29,10 @@ export interface KubectlRun {
 export class Kubectl {
   readonly dir: string;
   private n = 0;
-  constructor(private readonly binary: string, server: string) {
+  constructor(
+    private readonly binary: string,
+    server: string,
+  ) {
     this.dir = mkdtempSync(join(tmpdir(), 'watchcache-kubectl-'));
     writeFileSync(
       join(this.dir, 'kubeconfig'),
@@ -46,10 +49,15 @@ current-context: local
   run(...args: string[]): Promise<KubectlRun> {
     const cacheDir = join(this.dir, `cache-${this.n++}`);
     return new Promise((resolve) => {
-      execFile(this.binary, ['--cache-dir', cacheDir, '--request-timeout', '20s', ...args], { env: { ...process.env, HOME: this.dir, KUBECONFIG: join(this.dir, 'kubeconfig') }, timeout: 30_000 }, (err, stdout, stderr) => {
-        const code = err === null ? 0 : typeof err.code === 'number' ? err.code : 1;
-        resolve({ code, stdout, stderr });
-      });
+      execFile(
+        this.binary,
+        ['--cache-dir', cacheDir, '--request-timeout', '20s', ...args],
+        { env: { ...process.env, HOME: this.dir, KUBECONFIG: join(this.dir, 'kubeconfig') }, timeout: 30_000 },
+        (err, stdout, stderr) => {
+          const code = err === null ? 0 : typeof err.code === 'number' ? err.code : 1;
+          resolve({ code, stdout, stderr });
+        },
+      );
     });
   }
 
@@ -69,7 +77,9 @@ export interface ClientNodeKubeConfig {
   makeApiClient<T>(api: new (...args: never[]) => T): T;
 }
 interface ClientNodeCoreV1Api {
-  listNamespacedPod(p: { namespace: string }): Promise<{ metadata?: { resourceVersion?: string }; items: ClientNodeObject[] }>;
+  listNamespacedPod(p: {
+    namespace: string;
+  }): Promise<{ metadata?: { resourceVersion?: string }; items: ClientNodeObject[] }>;
 }
 export interface ClientNodeInformer {
   on(event: 'add' | 'update' | 'delete', cb: (o: ClientNodeObject) => void): void;
@@ -87,7 +97,8 @@ export interface ClientNode {
 /** client-node, or the reason it cannot be loaded. */
 export async function loadClientNode(): Promise<ClientNode | string> {
   const dir = process.env.WATCHCACHE_CLIENT_NODE;
-  const specifier = dir !== undefined && dir !== '' ? pathToFileURL(join(dir, 'dist', 'index.js')).href : '@kubernetes/client-node';
+  const specifier =
+    dir !== undefined && dir !== '' ? pathToFileURL(join(dir, 'dist', 'index.js')).href : '@kubernetes/client-node';
   try {
     return (await import(specifier)) as ClientNode;
   } catch (err) {

@@ -18,7 +18,8 @@ export function findKubectl(): string | undefined {
   return undefined;
 }
 
-export const KUBECTL_MISSING = 'kubectl is not installed (apt-get install -y kubernetes-client, or set KUBECTL=/path/to/kubectl)';
+export const KUBECTL_MISSING =
+  'kubectl is not installed (apt-get install -y kubernetes-client, or set KUBECTL=/path/to/kubectl)';
 
 interface KubectlRun {
   code: number;
@@ -53,9 +54,14 @@ current-context: local
   return (args, env = {}) =>
     new Promise((resolve) => {
       const cacheDir = join(dir, `cache-${new URL(url).port}-${n++}`);
-      execFile(binary, ['--cache-dir', cacheDir, '--request-timeout', '20s', ...args], { env: { ...process.env, HOME: dir, KUBECONFIG: kubeconfig, ...env }, timeout: 30_000 }, (err, stdout, stderr) => {
-        const code = err === null ? 0 : typeof err.code === 'number' ? err.code : 1;
-        resolve({ code, stdout, stderr });
-      });
+      execFile(
+        binary,
+        ['--cache-dir', cacheDir, '--request-timeout', '20s', ...args],
+        { env: { ...process.env, HOME: dir, KUBECONFIG: kubeconfig, ...env }, timeout: 30_000 },
+        (err, stdout, stderr) => {
+          const code = err === null ? 0 : typeof err.code === 'number' ? err.code : 1;
+          resolve({ code, stdout, stderr });
+        },
+      );
     });
 }

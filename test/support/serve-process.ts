@@ -23,7 +23,9 @@ export async function serve(args: string[]): Promise<Served> {
   let out = '';
   let err = '';
   child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.on('exit', (code, signal) => r({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
+    child.on('exit', (code, signal) => r({ code, signal })),
+  );
   const line = await new Promise<RegExpExecArray>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no listening line; stderr: ${err}`)), 20_000);
     child.stdout.on('data', (d: Buffer) => {
@@ -39,4 +41,3 @@ export async function serve(args: string[]): Promise<Served> {
   const port = Number(line[3]);
   return { child, port, url: `http://127.0.0.1:${port}`, line, stderr: () => err, exited };
 }
-

@@ -8,7 +8,13 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DEFAULT_RESOURCE, errorEvent, ResourceExpiredError, type KubeObject, type WatchCache } from '../../src/index.js';
+import {
+  DEFAULT_RESOURCE,
+  errorEvent,
+  ResourceExpiredError,
+  type KubeObject,
+  type WatchCache,
+} from '../../src/index.js';
 import { EventHistory } from '../../src/history/event-history.js';
 import { WatchCacheEvent } from '../../src/history/watch-cache-event.js';
 import { CacheMetrics } from '../../src/metrics/cache-metrics.js';
@@ -17,7 +23,17 @@ import { resolvePassOptions } from '../../src/sync/pass-options.js';
 import { StallPolicy } from '../../src/sync/stall-policy.js';
 import { Watcher, asWatcher } from '../../src/watch/watcher.js';
 import { WatchEvent } from '../../src/wire/watch-event.js';
-import { FakeOwner, Reader, VirtualClock, churn, flush, objectRVs, pod, setup, withTimeout } from './support/harness.js';
+import {
+  FakeOwner,
+  Reader,
+  VirtualClock,
+  churn,
+  flush,
+  objectRVs,
+  pod,
+  setup,
+  withTimeout,
+} from './support/harness.js';
 import { stallPolicyOf } from '../../src/cache/cache-internals.js';
 
 const STALL_MODES = ['alpha', 'beta'] as const;
@@ -72,7 +88,10 @@ for (const mode of STALL_MODES) {
       await r.drain();
       await churn(store, 5); // 31..35 on the live path
       await r.drain();
-      assert.deepEqual(objectRVs(r.events), Array.from({ length: 35 }, (_, i) => i + 1));
+      assert.deepEqual(
+        objectRVs(r.events),
+        Array.from({ length: 35 }, (_, i) => i + 1),
+      );
       assert.equal(await metric(cache, 'apiserver_watch_cache_stalled_watchers'), 0);
       assert.equal(await metric(cache, 'apiserver_watch_cache_watcher_catchup_rounds_total'), 1);
       assert.equal(await metric(cache, 'apiserver_watch_cache_watcher_catchup_events'), 1, 'histogram count = rounds');
@@ -93,7 +112,11 @@ for (const mode of STALL_MODES) {
         await flush(1);
         await healthy.drain();
       }
-      assert.deepEqual(objectRVs(healthy.events), Array.from({ length: 20 }, (_, i) => i + 1), 'no virtual time passed, nothing waited');
+      assert.deepEqual(
+        objectRVs(healthy.events),
+        Array.from({ length: 20 }, (_, i) => i + 1),
+        'no virtual time passed, nothing waited',
+      );
       assert.equal(slow.unsynced, true);
       slow.stop();
       healthy.w.stop();
@@ -104,8 +127,15 @@ for (const mode of STALL_MODES) {
       test(`position follows the scan for a ${kind} watcher across unrelated churn`, async () => {
         const opts = kind === 'trigger-indexed' ? { indexers: { 'spec.nodeName': nodeName } } : {};
         const { cache, store, clock } = await setup({ mode, ...opts, pass: { scanBudget: 64 + 20 } });
-        const mine = (n: string): KubeObject => (kind === 'trigger-indexed' ? pod(n, { nodeName: 'n1' }) : pod(n, { ns: 'a' }));
-        const w = asWatcher(cache.watch({ resourceVersion: '0', channelCapacity: 2, ...(kind === 'trigger-indexed' ? { fieldSelector: 'spec.nodeName=n1' } : { namespace: 'a' }) }));
+        const mine = (n: string): KubeObject =>
+          kind === 'trigger-indexed' ? pod(n, { nodeName: 'n1' }) : pod(n, { ns: 'a' });
+        const w = asWatcher(
+          cache.watch({
+            resourceVersion: '0',
+            channelCapacity: 2,
+            ...(kind === 'trigger-indexed' ? { fieldSelector: 'spec.nodeName=n1' } : { namespace: 'a' }),
+          }),
+        );
         const r = new Reader(w);
         await store.create(mine('m1')); // 1
         await store.create(mine('m2')); // 2
@@ -114,20 +144,25 @@ for (const mode of STALL_MODES) {
         assert.equal(w.unsynced, true);
         assert.equal(w.position, 2);
         // unrelated churn: another namespace / another node
-        for (let i = 0; i < 60; i++) await store.create(kind === 'trigger-indexed' ? pod(`o${i}`, { nodeName: 'n2' }) : pod(`o${i}`, { ns: 'b' }));
+        for (let i = 0; i < 60; i++)
+          await store.create(kind === 'trigger-indexed' ? pod(`o${i}`, { nodeName: 'n2' }) : pod(`o${i}`, { ns: 'b' }));
         await flush();
         assert.equal(cache.resourceVersion, 63);
         await r.drain(2);
         const seen: { pushes: number; position: number }[] = [];
         const sp = stallPolicyOf(cache);
         let passes = sp?.scheduler.passes ?? 0;
-        await until(clock, () => {
-          if (sp !== undefined && sp.scheduler.passes !== passes) {
-            passes = sp.scheduler.passes;
-            seen.push({ pushes: sp.lastStats?.pushes ?? -1, position: w.position });
-          }
-          return !w.unsynced;
-        }, 1);
+        await until(
+          clock,
+          () => {
+            if (sp !== undefined && sp.scheduler.passes !== passes) {
+              passes = sp.scheduler.passes;
+              seen.push({ pushes: sp.lastStats?.pushes ?? -1, position: w.position });
+            }
+            return !w.unsynced;
+          },
+          1,
+        );
         assert.equal(w.position, 63, 'resynced at the end, though only one event was pushed to it');
         if (sp !== undefined) {
           const empty = seen.filter((s) => s.pushes === 0 && s.position > 3 && s.position < 63);
@@ -147,7 +182,9 @@ for (const mode of STALL_MODES) {
       // scanBudget 1: a pass can never scan, so the watcher stays unsynced with room
       const { cache, store, clock } = await setup({ mode, bookmarkFrequencyMs: 1000, pass: { scanBudget: 1 } });
       const w = asWatcher(cache.watch({ resourceVersion: '0', channelCapacity: 2, allowWatchBookmarks: true }));
-      const healthy = new Reader(asWatcher(cache.watch({ resourceVersion: '0', allowWatchBookmarks: true, channelCapacity: 1000 })));
+      const healthy = new Reader(
+        asWatcher(cache.watch({ resourceVersion: '0', allowWatchBookmarks: true, channelCapacity: 1000 })),
+      );
       await churn(store, 40); // far more than beta's hand-off distance behind
       assert.equal(w.unsynced, true);
       const r = new Reader(w);
@@ -159,8 +196,15 @@ for (const mode of STALL_MODES) {
         await healthy.drain();
       }
       await healthy.drain();
-      assert.ok(healthy.events.some((e) => e.type === 'BOOKMARK'), 'bookmarks are being sent');
-      assert.deepEqual(r.events.map((e) => e.type), ['ADDED', 'MODIFIED'], 'no bookmark while unsynced');
+      assert.ok(
+        healthy.events.some((e) => e.type === 'BOOKMARK'),
+        'bookmarks are being sent',
+      );
+      assert.deepEqual(
+        r.events.map((e) => e.type),
+        ['ADDED', 'MODIFIED'],
+        'no bookmark while unsynced',
+      );
       w.stop();
       healthy.w.stop();
       await cache.stop();
@@ -168,7 +212,9 @@ for (const mode of STALL_MODES) {
 
     test('bookmarks resume after resync and never go below what the watcher received', async () => {
       const { cache, store, clock } = await setup({ mode, bookmarkFrequencyMs: 1000 });
-      const r = new Reader(asWatcher(cache.watch({ resourceVersion: '0', channelCapacity: 2, allowWatchBookmarks: true })));
+      const r = new Reader(
+        asWatcher(cache.watch({ resourceVersion: '0', channelCapacity: 2, allowWatchBookmarks: true })),
+      );
       await churn(store, 20);
       assert.equal(r.w.unsynced, true);
       for (let i = 0; i < 100; i++) {
@@ -181,7 +227,10 @@ for (const mode of STALL_MODES) {
         assert.ok(rv >= last, `${e.type} ${rv} after ${last}`);
         last = rv;
       }
-      assert.deepEqual(objectRVs(r.events), Array.from({ length: 20 }, (_, i) => i + 1));
+      assert.deepEqual(
+        objectRVs(r.events),
+        Array.from({ length: 20 }, (_, i) => i + 1),
+      );
       assert.ok(r.events.some((e) => e.type === 'BOOKMARK'));
       r.w.stop();
       await cache.stop();
@@ -235,7 +284,10 @@ for (const mode of STALL_MODES) {
   // Beta channels hold references into the history, not the events (memory bounded by history +
   // channel slots, issue 4): a backlog that has already left the history cannot be delivered, so
   // beta ends with the 410 right after what it could still deliver, never with wrong data.
-  const title = mode === 'alpha' ? '410 reasons and the backlog (alpha)' : '410 reasons and the backlog (beta: references that left the history)';
+  const title =
+    mode === 'alpha'
+      ? '410 reasons and the backlog (alpha)'
+      : '410 reasons and the backlog (beta: references that left the history)';
   describe(title, () => {
     test('410 resource_expired: a live watcher whose position aged out gets its backlog, then one ERROR 410', async () => {
       const { cache, store, clock } = await setup({ mode, history: { lowerBound: 8, upperBound: 8 } });
@@ -248,7 +300,10 @@ for (const mode of STALL_MODES) {
       assert.equal(cache.historyBounds().firstRV, 17);
       await clock.advance(200);
       assert.equal(await metric(cache, 'apiserver_terminated_watchers_total', { reason: 'resource_expired' }), 1);
-      assert.equal(await metric(cache, 'apiserver_terminated_watchers_total', { reason: 'resource_expired_initial' }), 0);
+      assert.equal(
+        await metric(cache, 'apiserver_terminated_watchers_total', { reason: 'resource_expired_initial' }),
+        0,
+      );
       await r.drain();
       if (mode === 'alpha') {
         assert.deepEqual(r.summary, ['ADDED:1', 'MODIFIED:2', 'MODIFIED:3', 'ERROR:']);
@@ -274,7 +329,10 @@ for (const mode of STALL_MODES) {
       const w = asWatcher(cache.watch({ resourceVersion: '0', channelCapacity: 2 }));
       await churn(store, 30);
       await clock.advance(200);
-      assert.equal(await metric(cache, 'apiserver_terminated_watchers_total', { reason: 'resource_expired_initial' }), 1);
+      assert.equal(
+        await metric(cache, 'apiserver_terminated_watchers_total', { reason: 'resource_expired_initial' }),
+        1,
+      );
       assert.equal(await metric(cache, 'apiserver_terminated_watchers_total', { reason: 'resource_expired' }), 0);
       const r = new Reader(w);
       await r.drain();
@@ -289,7 +347,6 @@ for (const mode of STALL_MODES) {
       assert.equal(r.done, true);
       await cache.stop();
     });
-
   });
 }
 
@@ -327,7 +384,13 @@ describe('alpha: the skipped-events counter and the resync point', () => {
       resynced: () => {},
       resyncPoint: () => 0,
     });
-    const w = new Watcher({ id: 1, selection: new Selection({}, {}, undefined), capacity: 1, allowBookmarks: false, owner: new FakeOwner() });
+    const w = new Watcher({
+      id: 1,
+      selection: new Selection({}, {}, undefined),
+      capacity: 1,
+      allowBookmarks: false,
+      owner: new FakeOwner(),
+    });
     w.activate(10, undefined);
     const ev = new WatchCacheEvent('ADDED', pod('x'), undefined, 5, 0, undefined);
     policy.onFull(w, ev);
@@ -354,7 +417,13 @@ describe('alpha: one wrap per selected event (StallPolicy + real history)', () =
     });
     const owner = new FakeOwner();
     const mk = (id: number, input: ConstructorParameters<typeof Selection>[0]): Watcher => {
-      const w = new Watcher({ id, selection: new Selection(input, {}, undefined), capacity: 100, allowBookmarks: false, owner });
+      const w = new Watcher({
+        id,
+        selection: new Selection(input, {}, undefined),
+        capacity: 100,
+        allowBookmarks: false,
+        owner,
+      });
       w.activate(0, undefined);
       return w;
     };
@@ -385,9 +454,15 @@ describe('alpha: one wrap per selected event (StallPolicy + real history)', () =
     const g1 = got(a1);
     const g2 = got(a2);
     const g3 = got(a3);
-    assert.deepEqual(g1.map((e) => e.rv), [3, 6, 9, 12]);
+    assert.deepEqual(
+      g1.map((e) => e.rv),
+      [3, 6, 9, 12],
+    );
     for (let i = 0; i < g1.length; i++) assert.ok(g1[i] === g2[i] && g2[i] === g3[i], 'the same shared object');
-    assert.deepEqual(got(b).map((e) => e.rv), [1, 4, 7, 10]);
+    assert.deepEqual(
+      got(b).map((e) => e.rv),
+      [1, 4, 7, 10],
+    );
     for (const w of [a1, a2, a3, b]) assert.equal(w.unsynced, false);
     assert.equal(policy.lastStats, undefined, 'lastStats is set by the scheduler, not by a direct run');
     policy.close();
@@ -426,7 +501,13 @@ describe('alpha: initial replay overtaken by the history', () => {
 
 describe('the hard-stop fix (Watcher)', () => {
   const mk = (): Watcher => {
-    const w = new Watcher({ id: 1, selection: new Selection({}, {}, undefined), capacity: 4, allowBookmarks: false, owner: new FakeOwner() });
+    const w = new Watcher({
+      id: 1,
+      selection: new Selection({}, {}, undefined),
+      capacity: 4,
+      allowBookmarks: false,
+      owner: new FakeOwner(),
+    });
     w.activate(0, undefined);
     return w;
   };
@@ -452,7 +533,13 @@ describe('the hard-stop fix (Watcher)', () => {
 
   test('the owner is told exactly once', () => {
     const owner = new FakeOwner();
-    const w = new Watcher({ id: 1, selection: new Selection({}, {}, undefined), capacity: 4, allowBookmarks: false, owner });
+    const w = new Watcher({
+      id: 1,
+      selection: new Selection({}, {}, undefined),
+      capacity: 4,
+      allowBookmarks: false,
+      owner,
+    });
     w.activate(0, undefined);
     w.stop('client');
     w.drain('expired', err());

@@ -14,12 +14,18 @@ import { FakeOwner, Reader, VirtualClock, flush, pod, setup, shiftEvent, withTim
 const MODES = ['off', 'alpha', 'beta'] as const;
 
 /** Advance in steps, reading `r`, and record the virtual time each bookmark arrived. */
-async function watchBookmarks(clock: VirtualClock, r: Reader, ms: number, step = 100): Promise<{ at: number; rv: number }[]> {
+async function watchBookmarks(
+  clock: VirtualClock,
+  r: Reader,
+  ms: number,
+  step = 100,
+): Promise<{ at: number; rv: number }[]> {
   const out: { at: number; rv: number }[] = [];
   const t0 = clock.now();
   for (let t = 0; t < ms && !r.done; t += step) {
     await clock.advance(step);
-    for (const e of await r.drain()) if (e.type === 'BOOKMARK') out.push({ at: clock.now() - t0, rv: Number(e.object.metadata.resourceVersion) });
+    for (const e of await r.drain())
+      if (e.type === 'BOOKMARK') out.push({ at: clock.now() - t0, rv: Number(e.object.metadata.resourceVersion) });
   }
   return out;
 }
@@ -192,7 +198,9 @@ for (const mode of MODES) {
         asWatcher(cache.watch({ resourceVersion: '0' })),
         asWatcher(cache.watch({ resourceVersion: '1' })),
         asWatcher(cache.watch({ resourceVersion: '99', allowWatchBookmarks: true })),
-        asWatcher(cache.watch({ resourceVersion: '50', resourceVersionMatch: 'NotOlderThan', sendInitialEvents: true })), // pending a future RV
+        asWatcher(
+          cache.watch({ resourceVersion: '50', resourceVersionMatch: 'NotOlderThan', sendInitialEvents: true }),
+        ), // pending a future RV
       ];
       await clock.advance(20);
       const pending = ws.map((w) => w.next());
@@ -211,7 +219,13 @@ for (const mode of MODES) {
 
 describe('BookmarkScheduler (invariant 3)', () => {
   function mk(position: number, capacity = 4): Watcher {
-    const w = new Watcher({ id: 1, selection: new Selection({}, {}, undefined), capacity, allowBookmarks: true, owner: new FakeOwner() });
+    const w = new Watcher({
+      id: 1,
+      selection: new Selection({}, {}, undefined),
+      capacity,
+      allowBookmarks: true,
+      owner: new FakeOwner(),
+    });
     w.activate(position, undefined);
     return w;
   }
@@ -268,7 +282,13 @@ describe('BookmarkScheduler (invariant 3)', () => {
   test('watchers without allowWatchBookmarks are never scheduled; a stopped scheduler arms nothing', async () => {
     const clock = new VirtualClock();
     const s = new BookmarkScheduler(clock, 1000, DEFAULT_RESOURCE, () => 10);
-    const w = new Watcher({ id: 1, selection: new Selection({}, {}, undefined), capacity: 4, allowBookmarks: false, owner: new FakeOwner() });
+    const w = new Watcher({
+      id: 1,
+      selection: new Selection({}, {}, undefined),
+      capacity: 4,
+      allowBookmarks: false,
+      owner: new FakeOwner(),
+    });
     w.activate(1, undefined);
     s.schedule(w);
     assert.equal(clock.pending, 0);

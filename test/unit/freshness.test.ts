@@ -5,10 +5,24 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Freshness } from '../../src/cache/freshness.js';
 import { ServiceUnavailableError, TooLargeResourceVersionError, TooManyRequestsError } from '../../src/index.js';
-import { LaggingStore, PausableStore, VirtualClock, flush, isSettled, pod, rejection, setup } from './support/harness.js';
+import {
+  LaggingStore,
+  PausableStore,
+  VirtualClock,
+  flush,
+  isSettled,
+  pod,
+  rejection,
+  setup,
+} from './support/harness.js';
 
 function freshness(clock: VirtualClock, rv: { v: number }, observed: number[], timeout = 3000): Freshness {
-  return new Freshness(clock, timeout, () => rv.v, (s) => observed.push(s));
+  return new Freshness(
+    clock,
+    timeout,
+    () => rv.v,
+    (s) => observed.push(s),
+  );
 }
 
 describe('Freshness.wait (waitUntilFresh)', () => {
@@ -96,7 +110,7 @@ describe('Freshness.wait (waitUntilFresh)', () => {
     f.stop();
     const err = await rejection(p);
     assert.ok(err instanceof ServiceUnavailableError);
-    assert.equal((err).code, 503);
+    assert.equal(err.code, 503);
     await assert.rejects(f.wait(0), ServiceUnavailableError);
   });
 
@@ -104,7 +118,13 @@ describe('Freshness.wait (waitUntilFresh)', () => {
     const clock = new VirtualClock();
     let asked = 0;
     const rv = { v: 1 };
-    const f = new Freshness(clock, 3000, () => rv.v, () => {}, () => asked++);
+    const f = new Freshness(
+      clock,
+      3000,
+      () => rv.v,
+      () => {},
+      () => asked++,
+    );
     const p = f.wait(2);
     assert.equal(asked, 1);
     await clock.advance(250);
@@ -130,7 +150,10 @@ describe('waitUntilFresh through the cache', () => {
     await flush();
     const list = await p;
     assert.equal(list.metadata.resourceVersion, '2');
-    assert.deepEqual(list.items.map((o) => o.metadata.name), ['a', 'b']);
+    assert.deepEqual(
+      list.items.map((o) => o.metadata.name),
+      ['a', 'b'],
+    );
     assert.equal(await cache.metricValue('apiserver_watch_cache_read_wait_seconds'), before + 1);
     const text = await cache.metrics.getSingleMetricAsString('apiserver_watch_cache_read_wait_seconds');
     assert.match(text, /apiserver_watch_cache_read_wait_seconds_bucket\{le="0\.6",group="",resource="pods"\} 1/);
@@ -185,7 +208,10 @@ describe('consistent reads (seed 001 delegator)', () => {
     await flush();
     const list = await cache.list({ resourceVersion: '' });
     assert.equal(list.metadata.resourceVersion, '1');
-    assert.equal(await cache.metricValue('apiserver_watch_cache_consistent_read_total', { success: 'true', fallback: 'false' }), 1);
+    assert.equal(
+      await cache.metricValue('apiserver_watch_cache_consistent_read_total', { success: 'true', fallback: 'false' }),
+      1,
+    );
     assert.equal(await cache.metricValue('apiserver_watch_cache_consistent_read_total', { fallback: 'true' }), 0);
     await cache.stop();
   });
@@ -206,8 +232,14 @@ describe('consistent reads (seed 001 delegator)', () => {
     await flush();
     const list = await p;
     assert.equal(list.metadata.resourceVersion, '2');
-    assert.deepEqual(list.items.map((o) => o.metadata.name), ['a', 'b']);
-    assert.equal(await cache.metricValue('apiserver_watch_cache_consistent_read_total', { success: 'true', fallback: 'false' }), 1);
+    assert.deepEqual(
+      list.items.map((o) => o.metadata.name),
+      ['a', 'b'],
+    );
+    assert.equal(
+      await cache.metricValue('apiserver_watch_cache_consistent_read_total', { success: 'true', fallback: 'false' }),
+      1,
+    );
     await cache.stop();
   });
 
@@ -222,9 +254,15 @@ describe('consistent reads (seed 001 delegator)', () => {
     assert.equal(await isSettled(p), false);
     await clock.advance(1);
     const list = await p;
-    assert.deepEqual(list.items.map((o) => o.metadata.name), ['a', 'b']);
+    assert.deepEqual(
+      list.items.map((o) => o.metadata.name),
+      ['a', 'b'],
+    );
     assert.equal(list.kind, 'PodList');
-    assert.equal(await cache.metricValue('apiserver_watch_cache_consistent_read_total', { success: 'true', fallback: 'true' }), 1);
+    assert.equal(
+      await cache.metricValue('apiserver_watch_cache_consistent_read_total', { success: 'true', fallback: 'true' }),
+      1,
+    );
     assert.equal(await cache.metricValue('apiserver_watch_cache_consistent_read_total', { fallback: 'false' }), 0);
     await cache.stop();
   });
@@ -238,7 +276,10 @@ describe('consistent reads (seed 001 delegator)', () => {
     await clock.advance(3000);
     const obj = await p;
     assert.equal(obj.metadata.name, 'a');
-    assert.equal(await cache.metricValue('apiserver_watch_cache_consistent_read_total', { success: 'true', fallback: 'true' }), 1);
+    assert.equal(
+      await cache.metricValue('apiserver_watch_cache_consistent_read_total', { success: 'true', fallback: 'true' }),
+      1,
+    );
     await cache.stop();
   });
 
@@ -254,7 +295,10 @@ describe('consistent reads (seed 001 delegator)', () => {
     assert.equal(err.code, 429);
     assert.equal(err.retryAfterSeconds, 1);
     assert.equal(await cache.metricValue('apiserver_watch_cache_consistent_read_total', { fallback: 'skipped' }), 1);
-    assert.equal(await cache.metricValue('apiserver_watch_cache_consistent_read_total', { success: 'false', fallback: 'skipped' }), 1);
+    assert.equal(
+      await cache.metricValue('apiserver_watch_cache_consistent_read_total', { success: 'false', fallback: 'skipped' }),
+      1,
+    );
     assert.equal(await cache.metricValue('apiserver_watch_cache_consistent_read_total', { fallback: 'true' }), 0);
     await cache.stop();
   });

@@ -31,7 +31,9 @@ function rng(seed: number): () => number {
 const fmt = (e: WatchEvent): string =>
   `${e.type}:${e.object.metadata.namespace ?? ''}/${e.object.metadata.name ?? ''}:${e.object.metadata.resourceVersion}:${JSON.stringify(e.object.metadata.labels ?? {})}:${nodeName(e.object) ?? ''}${e.object.metadata.annotations ? ':' + JSON.stringify(e.object.metadata.annotations) : ''}`;
 
-async function parityScenario(mode: (typeof MODES)[number]): Promise<{ streams: string[][]; terminated: number; stalls: number }> {
+async function parityScenario(
+  mode: (typeof MODES)[number],
+): Promise<{ streams: string[][]; terminated: number; stalls: number }> {
   const { cache, store, clock } = await setup({
     mode,
     indexers: { 'spec.nodeName': nodeName },
@@ -56,7 +58,10 @@ async function parityScenario(mode: (typeof MODES)[number]): Promise<{ streams: 
     } else if (r < 0.85) {
       const key = pick(keys);
       const cur = live.get(key)!;
-      const next = rand() < 0.5 ? { ...cur, metadata: { ...cur.metadata, labels: { app: pick(apps) } } } : { ...cur, spec: { nodeName: pick(nodes), n: rand() } };
+      const next =
+        rand() < 0.5
+          ? { ...cur, metadata: { ...cur.metadata, labels: { app: pick(apps) } } }
+          : { ...cur, spec: { nodeName: pick(nodes), n: rand() } };
       live.set(key, await store.update(next));
     } else {
       const key = pick(keys);
@@ -77,8 +82,19 @@ async function parityScenario(mode: (typeof MODES)[number]): Promise<{ streams: 
     { resourceVersion: '10', labelSelector: 'app=x' },
     { resourceVersion: '12', fieldSelector: 'spec.nodeName=n3' },
     { resourceVersion: '0', resourceVersionMatch: 'NotOlderThan', sendInitialEvents: true, allowWatchBookmarks: true },
-    { resourceVersion: '20', resourceVersionMatch: 'NotOlderThan', sendInitialEvents: true, allowWatchBookmarks: true, namespace: 'c' },
-    { resourceVersion: '0', resourceVersionMatch: 'NotOlderThan', sendInitialEvents: false, fieldSelector: 'metadata.namespace!=a' },
+    {
+      resourceVersion: '20',
+      resourceVersionMatch: 'NotOlderThan',
+      sendInitialEvents: true,
+      allowWatchBookmarks: true,
+      namespace: 'c',
+    },
+    {
+      resourceVersion: '0',
+      resourceVersionMatch: 'NotOlderThan',
+      sendInitialEvents: false,
+      fieldSelector: 'metadata.namespace!=a',
+    },
     { resourceVersion: '300' },
   ];
   const readers = specs.map((o) => new Reader(asWatcher(cache.watch(o))));
@@ -108,12 +124,19 @@ describe('gate-off parity: watchers that never stall see the same streams in off
   test('a mixed scenario: state, history and future starts, selectors, trigger index, WatchList', async () => {
     const results = [];
     for (const mode of MODES) results.push(await parityScenario(mode));
-    const [off, alpha, beta] = results as [Awaited<ReturnType<typeof parityScenario>>, Awaited<ReturnType<typeof parityScenario>>, Awaited<ReturnType<typeof parityScenario>>];
+    const [off, alpha, beta] = results as [
+      Awaited<ReturnType<typeof parityScenario>>,
+      Awaited<ReturnType<typeof parityScenario>>,
+      Awaited<ReturnType<typeof parityScenario>>,
+    ];
     for (const r of results) {
       assert.equal(r.terminated, 0);
       assert.equal(r.stalls, 0);
     }
-    assert.ok(off.streams.every((s) => s.length > 0), 'every watcher saw something');
+    assert.ok(
+      off.streams.every((s) => s.length > 0),
+      'every watcher saw something',
+    );
     assert.ok(off.streams.every((s) => s.every((e) => !e.startsWith('ERROR'))));
     assert.ok(off.streams[8]!.some((e) => e.includes('initial-events-end')));
     for (let i = 0; i < off.streams.length; i++) {
@@ -151,11 +174,18 @@ async function stallScenario(mode: (typeof MODES)[number]) {
   for (let i = 0; i < TOTAL; i++) {
     const name = names[i % names.length]!;
     const cur = objs.get(name);
-    objs.set(name, cur === undefined ? await store.create(pod(name, { labels: { app: 'x' } })) : await store.update({ ...cur, spec: { i } }));
+    objs.set(
+      name,
+      cur === undefined
+        ? await store.create(pod(name, { labels: { app: 'x' } }))
+        : await store.update({ ...cur, spec: { i } }),
+    );
     if (i === 1000) {
       // the slow watchers resume, each stopping again for a while every 250..400 events
       reading = true;
-      slow.forEach((w, k) => slowDone.push(consume(w, clock, slowOut[k]!, (n) => (n % (250 + 50 * k) === 0 ? 5 + 7 * k : 0))));
+      slow.forEach((w, k) =>
+        slowDone.push(consume(w, clock, slowOut[k]!, (n) => (n % (250 + 50 * k) === 0 ? 5 + 7 * k : 0))),
+      );
     }
     if (i % 10 === 9) {
       await flush(1);
@@ -205,7 +235,8 @@ describe('stall scenario: 1 healthy and 4 slow watchers (channel 5), 3,000 event
       assert.ok(r.metrics.stalls >= SLOW, `stalls ${r.metrics.stalls}`);
       assert.ok(r.metrics.rounds >= SLOW, 'every slow watcher resynced');
       assert.equal(r.metrics.stalled, 0, 'nobody left unsynced');
-      if (mode === 'beta') assert.equal(r.metrics.skipped, 0, 'beta resyncs at the last dispatched RV: nothing skipped');
+      if (mode === 'beta')
+        assert.equal(r.metrics.skipped, 0, 'beta resyncs at the last dispatched RV: nothing skipped');
     });
   }
 
@@ -216,7 +247,10 @@ describe('stall scenario: 1 healthy and 4 slow watchers (channel 5), 3,000 event
     assert.equal(r.metrics.unresponsive, SLOW);
     for (const out of r.slowOut) {
       assert.ok(objectRVs(out).length < TOTAL);
-      assert.ok(out.every((e) => e.type !== 'ERROR'), 'force-close is silent');
+      assert.ok(
+        out.every((e) => e.type !== 'ERROR'),
+        'force-close is silent',
+      );
     }
   });
 });

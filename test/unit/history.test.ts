@@ -5,7 +5,12 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { EventHistory, capacityUpperBound, DEFAULT_UPPER_BOUND } from '../../src/history/event-history.js';
-import { HistoryInterval, IntervalInvalidatedError, INTERVAL_BATCH_SIZE, type IntervalSource } from '../../src/history/history-interval.js';
+import {
+  HistoryInterval,
+  IntervalInvalidatedError,
+  INTERVAL_BATCH_SIZE,
+  type IntervalSource,
+} from '../../src/history/history-interval.js';
 import { WatchCacheEvent } from '../../src/history/watch-cache-event.js';
 import { ResourceExpiredError, StoreCompactedError } from '../../src/index.js';
 import { PausableStore, Reader, churn, flush, objectRVs, pod, setup } from './support/harness.js';
@@ -14,7 +19,14 @@ import { asWatcher } from '../../src/watch/watcher.js';
 const FRESH = 1000;
 
 function ev(rv: number, time: number): WatchCacheEvent {
-  return new WatchCacheEvent('ADDED', { metadata: { namespace: 'ns', name: `o${rv}`, resourceVersion: String(rv) } }, undefined, rv, time, undefined);
+  return new WatchCacheEvent(
+    'ADDED',
+    { metadata: { namespace: 'ns', name: `o${rv}`, resourceVersion: String(rv) } },
+    undefined,
+    rv,
+    time,
+    undefined,
+  );
 }
 
 function fill(h: EventHistory, fromRV: number, count: number, time: number): number {
@@ -250,7 +262,10 @@ describe('HistoryInterval (seed 001 batch buffer)', () => {
     assert.equal(it.next()!.rv, 1); // batch 1..100 copied
     fill(h, 151, 120, 0); // evicts 1..120: the next unread index (100) is gone
     for (let rv = 2; rv <= 100; rv++) assert.equal(it.next()!.rv, rv);
-    assert.throws(() => it.next(), (err: unknown) => err instanceof IntervalInvalidatedError && /interval invalidated/.test((err).message));
+    assert.throws(
+      () => it.next(),
+      (err: unknown) => err instanceof IntervalInvalidatedError && /interval invalidated/.test(err.message),
+    );
   });
 
   test('not invalidated while its next unread event is still kept', () => {
@@ -270,13 +285,22 @@ describe('HistoryInterval (seed 001 batch buffer)', () => {
 describe('410 boundary as a watch sees it', () => {
   for (const mode of ['off', 'alpha', 'beta'] as const) {
     test(`${mode}: before any eviction the list RV is servable and list RV - 1 is too old`, async () => {
-      const { cache: c2, store, clock } = await setup({ mode, history: { lowerBound: 4, upperBound: 4 } }, undefined, { seed: [pod('a'), pod('b'), pod('c')] });
+      const {
+        cache: c2,
+        store,
+        clock,
+      } = await setup({ mode, history: { lowerBound: 4, upperBound: 4 } }, undefined, {
+        seed: [pod('a'), pod('b'), pod('c')],
+      });
       assert.equal(c2.historyBounds().oldest, 4);
       const ok = new Reader(asWatcher(c2.watch({ resourceVersion: '3' })));
       await store.create(pod('d'));
       await flush();
       await clock.advance(50);
-      assert.deepEqual((await ok.drain()).map((e) => e.type + ':' + e.object.metadata.resourceVersion), ['ADDED:4']);
+      assert.deepEqual(
+        (await ok.drain()).map((e) => e.type + ':' + e.object.metadata.resourceVersion),
+        ['ADDED:4'],
+      );
       const old = new Reader(asWatcher(c2.watch({ resourceVersion: '2' })));
       await clock.advance(50);
       const got = await old.drain();
@@ -297,7 +321,10 @@ describe('410 boundary as a watch sees it', () => {
       const ok = new Reader(asWatcher(cache.watch({ resourceVersion: '6' })));
       await clock.advance(50);
       const okEvents = await ok.drain();
-      assert.deepEqual(okEvents.map((e) => Number(e.object.metadata.resourceVersion)), [7, 8, 9, 10]);
+      assert.deepEqual(
+        okEvents.map((e) => Number(e.object.metadata.resourceVersion)),
+        [7, 8, 9, 10],
+      );
       assert.equal(ok.done, false);
 
       const old = new Reader(asWatcher(cache.watch({ resourceVersion: '5' })));

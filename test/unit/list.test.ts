@@ -3,7 +3,13 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BadRequestError, NotFoundError, ResourceExpiredError, ServiceUnavailableError, type KubeObject } from '../../src/index.js';
+import {
+  BadRequestError,
+  NotFoundError,
+  ResourceExpiredError,
+  ServiceUnavailableError,
+  type KubeObject,
+} from '../../src/index.js';
 import { churn, flush, pod, rejection, setup } from './support/harness.js';
 
 const names = (items: KubeObject[]): string[] => items.map((o) => `${o.metadata.namespace}/${o.metadata.name}`);
@@ -19,7 +25,10 @@ describe('list resourceVersion semantics', () => {
     assert.equal(l.kind, 'PodList');
     assert.equal(l.apiVersion, 'v1');
     assert.deepEqual(names(l.items), ['default/a', 'default/b']);
-    assert.ok(l.items.every((o) => o.kind === 'Pod' && o.apiVersion === 'v1'), 'items carry kind and apiVersion');
+    assert.ok(
+      l.items.every((o) => o.kind === 'Pod' && o.apiVersion === 'v1'),
+      'items carry kind and apiVersion',
+    );
     await cache.stop();
   });
 
@@ -50,7 +59,9 @@ describe('list resourceVersion semantics', () => {
     const snapshots: string[][] = [];
     const snap = async (): Promise<void> => {
       await flush();
-      snapshots[store.resourceVersion] = (await store.list()).items.map((o) => `${o.metadata.name}@${o.metadata.resourceVersion}:${JSON.stringify(o.metadata.labels ?? {})}`);
+      snapshots[store.resourceVersion] = (await store.list()).items.map(
+        (o) => `${o.metadata.name}@${o.metadata.resourceVersion}:${JSON.stringify(o.metadata.labels ?? {})}`,
+      );
     };
     const a = await store.create(pod('a', { labels: { v: '1' } }));
     await snap(); // 1
@@ -69,7 +80,9 @@ describe('list resourceVersion semantics', () => {
       const l = await cache.list({ resourceVersion: String(rv), resourceVersionMatch: 'Exact' });
       assert.equal(l.metadata.resourceVersion, String(rv));
       assert.deepEqual(
-        l.items.map((o) => `${o.metadata.name}@${o.metadata.resourceVersion}:${JSON.stringify(o.metadata.labels ?? {})}`),
+        l.items.map(
+          (o) => `${o.metadata.name}@${o.metadata.resourceVersion}:${JSON.stringify(o.metadata.labels ?? {})}`,
+        ),
         snapshots[rv],
         `state at ${rv}`,
       );
@@ -136,7 +149,10 @@ describe('limit and continue', () => {
     await flush();
     assert.equal((await cache.list({ resourceVersion: '', limit: 1 })).items.length, 1);
     assert.equal((await cache.list({ resourceVersion: '2', resourceVersionMatch: 'Exact', limit: 1 })).items.length, 1);
-    assert.equal((await cache.list({ resourceVersion: '1', resourceVersionMatch: 'NotOlderThan', limit: 2 })).items.length, 2);
+    assert.equal(
+      (await cache.list({ resourceVersion: '1', resourceVersionMatch: 'NotOlderThan', limit: 2 })).items.length,
+      2,
+    );
     await cache.stop();
   });
 
@@ -153,7 +169,13 @@ describe('limit and continue', () => {
 
   test('a limit with a selector counts matching items only and omits remainingItemCount', async () => {
     const { cache, store } = await setup();
-    for (const [n, app] of [['a', 'x'], ['b', 'y'], ['c', 'x'], ['d', 'x']] as const) await store.create(pod(n, { labels: { app } }));
+    for (const [n, app] of [
+      ['a', 'x'],
+      ['b', 'y'],
+      ['c', 'x'],
+      ['d', 'x'],
+    ] as const)
+      await store.create(pod(n, { labels: { app } }));
     await flush();
     const p1 = await cache.list({ labelSelector: 'app=x', limit: 2 });
     assert.deepEqual(names(p1.items), ['default/a', 'default/c']);
@@ -166,7 +188,9 @@ describe('limit and continue', () => {
   test('malformed continue token and RV with continue are 400', async () => {
     const { cache } = await setup();
     await assert.rejects(cache.list({ continue: 'not-a-token!!' }), BadRequestError);
-    const token = Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv: 1, start: 'default/a\u0000' })).toString('base64url');
+    const token = Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv: 1, start: 'default/a\u0000' })).toString(
+      'base64url',
+    );
     await assert.rejects(cache.list({ continue: token, resourceVersion: '5' }), BadRequestError);
     await cache.stop();
   });
@@ -190,7 +214,10 @@ describe('list validation', () => {
       assert.ok(err instanceof BadRequestError, `RV ${JSON.stringify(rv)}`);
     }
     await assert.rejects(cache.get('default', 'a', { resourceVersion: 'x' }), BadRequestError);
-    await assert.rejects(cache.list({ resourceVersion: '1', resourceVersionMatch: 'Sometimes' as never }), BadRequestError);
+    await assert.rejects(
+      cache.list({ resourceVersion: '1', resourceVersionMatch: 'Sometimes' as never }),
+      BadRequestError,
+    );
     await assert.rejects(cache.list({ limit: -1 }), BadRequestError);
     await cache.stop();
   });
@@ -214,7 +241,14 @@ describe('list validation', () => {
 describe('list order, scope and selectors', () => {
   test('key order: namespace, then name, whatever the write order', async () => {
     const { cache, store } = await setup();
-    for (const [ns, n] of [['zeta', 'a'], ['alpha', 'z'], ['beta', 'm'], ['alpha', 'b'], ['beta', 'a']]) await store.create(pod(n!, { ns: ns! }));
+    for (const [ns, n] of [
+      ['zeta', 'a'],
+      ['alpha', 'z'],
+      ['beta', 'm'],
+      ['alpha', 'b'],
+      ['beta', 'a'],
+    ])
+      await store.create(pod(n!, { ns: ns! }));
     await flush();
     const l = await cache.list({ resourceVersion: '0' });
     assert.deepEqual(names(l.items), ['alpha/b', 'alpha/z', 'beta/a', 'beta/m', 'zeta/a']);
@@ -223,7 +257,14 @@ describe('list order, scope and selectors', () => {
 
   test('namespace scoping', async () => {
     const { cache, store } = await setup();
-    for (const [ns, n] of [['a', 'x'], ['ab', 'x'], ['a', 'y'], ['b', 'x'], ['a-b', 'q']]) await store.create(pod(n!, { ns: ns! }));
+    for (const [ns, n] of [
+      ['a', 'x'],
+      ['ab', 'x'],
+      ['a', 'y'],
+      ['b', 'x'],
+      ['a-b', 'q'],
+    ])
+      await store.create(pod(n!, { ns: ns! }));
     await flush();
     assert.deepEqual(names((await cache.list({ namespace: 'a' })).items), ['a/x', 'a/y']);
     assert.deepEqual(names((await cache.list({ namespace: 'ab' })).items), ['ab/x']);
@@ -240,8 +281,14 @@ describe('list order, scope and selectors', () => {
     await store.create(pod('c', { labels: { app: 'batch' }, nodeName: 'n1' }));
     await flush();
     assert.deepEqual(names((await cache.list({ labelSelector: 'app=web,tier!=db' })).items), ['default/a']);
-    assert.deepEqual(names((await cache.list({ fieldSelector: 'spec.nodeName=n1' })).items), ['default/a', 'default/c']);
-    assert.deepEqual(names((await cache.list({ fieldSelector: 'metadata.name!=a', labelSelector: 'app' })).items), ['default/b', 'default/c']);
+    assert.deepEqual(names((await cache.list({ fieldSelector: 'spec.nodeName=n1' })).items), [
+      'default/a',
+      'default/c',
+    ]);
+    assert.deepEqual(names((await cache.list({ fieldSelector: 'metadata.name!=a', labelSelector: 'app' })).items), [
+      'default/b',
+      'default/c',
+    ]);
     await assert.rejects(cache.list({ labelSelector: 'app in (' }), BadRequestError);
     await assert.rejects(cache.list({ fieldSelector: 'nonsense' }), BadRequestError);
     await cache.stop();

@@ -15,10 +15,16 @@ test('a store starting at an RV writes above it and treats older RVs as compacte
   assert.equal((await store.list()).resourceVersion, 1000);
   const created = await store.create({ metadata: { namespace: 'default', name: 'a' } });
   assert.equal(created.metadata.resourceVersion, '1001');
-  const err = await new Promise<Error>((resolve) => store.watch(5, () => assert.fail('no event from below the start'), resolve));
+  const err = await new Promise<Error>((resolve) =>
+    store.watch(5, () => assert.fail('no event from below the start'), resolve),
+  );
   assert.ok(err instanceof StoreCompactedError);
   const events: string[] = [];
-  const w = store.watch(1000, (e) => events.push(e.object.metadata.name!), () => assert.fail('a watch from the start RV is fine'));
+  const w = store.watch(
+    1000,
+    (e) => events.push(e.object.metadata.name!),
+    () => assert.fail('a watch from the start RV is fine'),
+  );
   await new Promise((r) => setTimeout(r, 5));
   assert.deepEqual(events, ['a']);
   w.stop();

@@ -3,13 +3,24 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ConflictError, MemoryStore, NotFoundError, BadRequestError, StoreCompactedError, type StoreEvent } from '../../src/index.js';
+import {
+  ConflictError,
+  MemoryStore,
+  NotFoundError,
+  BadRequestError,
+  StoreCompactedError,
+  type StoreEvent,
+} from '../../src/index.js';
 import { VirtualClock, flush, pod, rejection } from './support/harness.js';
 
 function record(store: MemoryStore, afterRV: number): { events: StoreEvent[]; errors: Error[]; stop: () => void } {
   const events: StoreEvent[] = [];
   const errors: Error[] = [];
-  const w = store.watch(afterRV, (e) => events.push(e), (e) => errors.push(e));
+  const w = store.watch(
+    afterRV,
+    (e) => events.push(e),
+    (e) => errors.push(e),
+  );
   return { events, errors, stop: () => w.stop() };
 }
 
@@ -37,7 +48,11 @@ describe('MemoryStore writes', () => {
     assert.match(a.metadata.uid!, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     assert.equal(a.metadata.creationTimestamp, '2030-01-02T03:04:05Z');
     await clock.advance(60_000);
-    const a2 = await s.update({ ...a, metadata: { ...a.metadata, uid: 'forged', creationTimestamp: 'x' }, spec: { v: 2 } });
+    const a2 = await s.update({
+      ...a,
+      metadata: { ...a.metadata, uid: 'forged', creationTimestamp: 'x' },
+      spec: { v: 2 },
+    });
     assert.equal(a2.metadata.uid, a.metadata.uid);
     assert.equal(a2.metadata.creationTimestamp, a.metadata.creationTimestamp);
     const b = await s.create(pod('b'));
@@ -63,7 +78,10 @@ describe('MemoryStore writes', () => {
     assert.ok(err instanceof ConflictError);
     assert.equal(err.reason, 'Conflict');
     assert.equal(err.code, 409);
-    await assert.rejects(s.delete('default', 'a', { resourceVersion: '1' }), (e: unknown) => e instanceof ConflictError && e.reason === 'Conflict');
+    await assert.rejects(
+      s.delete('default', 'a', { resourceVersion: '1' }),
+      (e: unknown) => e instanceof ConflictError && e.reason === 'Conflict',
+    );
     const ok = await s.update({ ...a, metadata: { ...a.metadata, resourceVersion: '2' }, spec: { v: 3 } });
     assert.equal(ok.metadata.resourceVersion, '3');
     const noRV = await s.update({ ...ok, metadata: { ...ok.metadata, resourceVersion: undefined }, spec: { v: 4 } });
@@ -112,7 +130,10 @@ describe('MemoryStore writes', () => {
     await s.create(pod('a'));
     const l = await s.list();
     assert.equal(l.resourceVersion, 3);
-    assert.deepEqual(l.items.map((o) => `${o.metadata.namespace}/${o.metadata.name}`), ['default/a', 'default/b', 'z/a']);
+    assert.deepEqual(
+      l.items.map((o) => `${o.metadata.namespace}/${o.metadata.name}`),
+      ['default/a', 'default/b', 'z/a'],
+    );
   });
 });
 
@@ -125,11 +146,17 @@ describe('MemoryStore watch', () => {
     const rec = record(s, 1);
     assert.equal(rec.events.length, 0, 'delivered asynchronously');
     await flush();
-    assert.deepEqual(rec.events.map((e) => `${e.type}:${e.resourceVersion}`), ['ADDED:2', 'MODIFIED:3']);
+    assert.deepEqual(
+      rec.events.map((e) => `${e.type}:${e.resourceVersion}`),
+      ['ADDED:2', 'MODIFIED:3'],
+    );
     assert.equal(rec.events[1]!.prevObject?.metadata.resourceVersion, '1');
     await s.delete('default', 'b'); // 4
     await flush();
-    assert.deepEqual(rec.events.map((e) => e.resourceVersion), [2, 3, 4]);
+    assert.deepEqual(
+      rec.events.map((e) => e.resourceVersion),
+      [2, 3, 4],
+    );
     rec.stop();
     await s.create(pod('c'));
     await flush();
@@ -144,7 +171,10 @@ describe('MemoryStore watch', () => {
     assert.equal(rec.events.length, 0);
     await s.create(pod('b'));
     await flush();
-    assert.deepEqual(rec.events.map((e) => e.resourceVersion), [2]);
+    assert.deepEqual(
+      rec.events.map((e) => e.resourceVersion),
+      [2],
+    );
     rec.stop();
   });
 
@@ -162,7 +192,10 @@ describe('MemoryStore watch', () => {
     assert.equal(err.compactedRV, 3);
     const ok = record(s, 3);
     await flush();
-    assert.deepEqual(ok.events.map((e) => e.resourceVersion), [4, 5]);
+    assert.deepEqual(
+      ok.events.map((e) => e.resourceVersion),
+      [4, 5],
+    );
     assert.deepEqual(ok.errors, []);
     ok.stop();
     assert.throws(() => s.compact(-1), BadRequestError);
@@ -177,7 +210,10 @@ describe('MemoryStore watch', () => {
     s.compact(1);
     await s.create(pod('c'));
     await flush();
-    assert.deepEqual(rec.events.map((e) => e.resourceVersion), [1, 2, 3]);
+    assert.deepEqual(
+      rec.events.map((e) => e.resourceVersion),
+      [1, 2, 3],
+    );
     rec.stop();
   });
 

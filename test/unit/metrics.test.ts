@@ -40,7 +40,10 @@ describe('metric names and types', () => {
       }
       const text = await cache.metrics.metrics();
       assert.match(text, /apiserver_watch_cache_capacity\{group="",resource="pods"\} 100/);
-      assert.match(text, /apiserver_watch_cache_consistent_read_total\{group="",resource="pods",success="true",fallback="false"\} 0/);
+      assert.match(
+        text,
+        /apiserver_watch_cache_consistent_read_total\{group="",resource="pods",success="true",fallback="false"\} 0/,
+      );
       await cache.stop();
     });
   }
@@ -52,7 +55,22 @@ describe('metric names and types', () => {
     await cache.get('default', 'a', { resourceVersion: '1' }); // observed (0 s)
     const text = await cache.metrics.getSingleMetricAsString('apiserver_watch_cache_read_wait_seconds');
     const les = [...text.matchAll(/_bucket\{le="([^"]+)"/g)].map((m) => m[1]);
-    assert.deepEqual(les, ['0.005', '0.025', '0.05', '0.1', '0.2', '0.4', '0.6', '0.8', '1', '1.25', '1.5', '2', '3', '+Inf']);
+    assert.deepEqual(les, [
+      '0.005',
+      '0.025',
+      '0.05',
+      '0.1',
+      '0.2',
+      '0.4',
+      '0.6',
+      '0.8',
+      '1',
+      '1.25',
+      '1.5',
+      '2',
+      '3',
+      '+Inf',
+    ]);
     await cache.stop();
   });
 
@@ -60,7 +78,13 @@ describe('metric names and types', () => {
     const clock = new VirtualClock();
     const registry = new Registry();
     const pods = new WatchCache({ store: new MemoryStore({ clock }), clock, registry, mode: 'alpha' });
-    const cms = new WatchCache({ store: new MemoryStore({ clock }), clock, registry, mode: 'alpha', resource: { group: 'apps', version: 'v1', resource: 'deployments', kind: 'Deployment' } });
+    const cms = new WatchCache({
+      store: new MemoryStore({ clock }),
+      clock,
+      registry,
+      mode: 'alpha',
+      resource: { group: 'apps', version: 'v1', resource: 'deployments', kind: 'Deployment' },
+    });
     await pods.start();
     await cms.start();
     assert.equal(pods.metrics, registry);
@@ -108,7 +132,10 @@ describe('metrics move with the engine', () => {
     const hist = await cache.metrics.getSingleMetricAsString('apiserver_watch_cache_watcher_catchup_events');
     assert.match(hist, /apiserver_watch_cache_watcher_catchup_events_sum\{group="",resource="pods"\} 8/);
     assert.match(hist, /apiserver_watch_cache_watcher_catchup_events_count\{group="",resource="pods"\} 1/);
-    assert.ok((await cache.metricValue('apiserver_watch_cache_sync_pass_duration_seconds')) >= 1, 'pass durations observed');
+    assert.ok(
+      (await cache.metricValue('apiserver_watch_cache_sync_pass_duration_seconds')) >= 1,
+      'pass durations observed',
+    );
     r.w.stop();
     await cache.stop();
   });
@@ -123,31 +150,36 @@ describe('metrics move with the engine', () => {
 });
 
 for (const mode of ['off', 'alpha', 'beta'] as const) {
-  describe(mode === 'beta' ? 'ENGINE BUG (beta ring encoding): encodings counter, one per event per format (beta)' : `encodings counter (${mode})`, () => {
-    // Beta: API.md says msgpack streams send "the msgpack frames as they are in the ring", but beta
-    // encodes the ring payload and then the wire frame again: two msgpack encodings per event.
-    test(`${mode}: one encoding per event per format, shared by every stream`, async () => {
-      const { cache, store } = await setup({ mode });
-      const r1 = new Reader(asWatcher(cache.watch({ resourceVersion: '0' })));
-      const r2 = new Reader(asWatcher(cache.watch({ resourceVersion: '0' })));
-      await store.create(pod('a'));
-      await flush();
-      const [e1] = await r1.drain();
-      const [e2] = await r2.drain();
-      assert.ok(e1 === e2, 'one shared event object');
-      const ev = e1 as WatchEvent;
-      const l1 = ev.jsonLine(cache.encodings);
-      const l2 = e2!.jsonLine(cache.encodings);
-      assert.equal(l1, l2);
-      assert.equal(l1.toString().endsWith('\n'), true);
-      assert.deepEqual((JSON.parse(l1.toString()) as { type: string }).type, 'ADDED');
-      ev.msgpackFrame(cache.encodings);
-      ev.msgpackFrame(cache.encodings);
-      assert.equal(await cache.metricValue('apiserver_watch_cache_event_encodings_total', { format: 'json' }), 1);
-      assert.equal(await cache.metricValue('apiserver_watch_cache_event_encodings_total', { format: 'msgpack' }), 1);
-      r1.w.stop();
-      r2.w.stop();
-      await cache.stop();
-    });
-  });
+  describe(
+    mode === 'beta'
+      ? 'ENGINE BUG (beta ring encoding): encodings counter, one per event per format (beta)'
+      : `encodings counter (${mode})`,
+    () => {
+      // Beta: API.md says msgpack streams send "the msgpack frames as they are in the ring", but beta
+      // encodes the ring payload and then the wire frame again: two msgpack encodings per event.
+      test(`${mode}: one encoding per event per format, shared by every stream`, async () => {
+        const { cache, store } = await setup({ mode });
+        const r1 = new Reader(asWatcher(cache.watch({ resourceVersion: '0' })));
+        const r2 = new Reader(asWatcher(cache.watch({ resourceVersion: '0' })));
+        await store.create(pod('a'));
+        await flush();
+        const [e1] = await r1.drain();
+        const [e2] = await r2.drain();
+        assert.ok(e1 === e2, 'one shared event object');
+        const ev = e1 as WatchEvent;
+        const l1 = ev.jsonLine(cache.encodings);
+        const l2 = e2!.jsonLine(cache.encodings);
+        assert.equal(l1, l2);
+        assert.equal(l1.toString().endsWith('\n'), true);
+        assert.deepEqual((JSON.parse(l1.toString()) as { type: string }).type, 'ADDED');
+        ev.msgpackFrame(cache.encodings);
+        ev.msgpackFrame(cache.encodings);
+        assert.equal(await cache.metricValue('apiserver_watch_cache_event_encodings_total', { format: 'json' }), 1);
+        assert.equal(await cache.metricValue('apiserver_watch_cache_event_encodings_total', { format: 'msgpack' }), 1);
+        r1.w.stop();
+        r2.w.stop();
+        await cache.stop();
+      });
+    },
+  );
 }

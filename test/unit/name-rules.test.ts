@@ -5,7 +5,13 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { isDNS1035Label, isDNS1123Label, isDNS1123Subdomain, isQualifiedName, isValidLabelValue } from '../../src/server/validation/name-rules.js';
+import {
+  isDNS1035Label,
+  isDNS1123Label,
+  isDNS1123Subdomain,
+  isQualifiedName,
+  isValidLabelValue,
+} from '../../src/server/validation/name-rules.js';
 
 const valid = (f: (v: string) => string[], values: string[]): void => {
   for (const v of values) assert.deepEqual(f(v), [], `${f.name}(${JSON.stringify(v)}) should be valid`);
@@ -15,26 +21,243 @@ const invalid = (f: (v: string) => string[], values: string[]): void => {
 };
 
 test('DNS-1123 subdomain', () => {
-  valid(isDNS1123Subdomain, ['a', 'ab', 'abc', 'a1', 'a-1', 'a--1--2--b', '0', '01', '012', '1a', '1-a', '1--a--b--2', 'a.a', 'ab.a', 'a-1.a', '1-a.a', 'a--1--2--b.0', 'a.b.c.d.e', 'aa.bb.cc.dd.ee', '1.2.3.4.5', '11.22.33.44.55', 'a'.repeat(253)]);
-  invalid(isDNS1123Subdomain, ['', 'A', 'ABC', 'aBc', 'A1', 'A-1', '1-A', '-', 'a-', '-a', '1-', '-1', '_', 'a_', '_a', 'a_b', '1_', '_1', '1_2', '.', 'a.', '.a', 'a..b', '1.', '.1', '1..2', ' ', 'a ', ' a', 'a b', '1 ', ' 1', '1 2', 'A.a', 'aB.a', 'ab.A', 'A1.a', 'a1.A', 'A.1', 'aB.1', 'A1.1', '1A.1', '0.A', '01.A', '012.A', '1A.a', '1a.A', 'A.B.C.D.E', 'AA.BB.CC.DD.EE', 'a.B.c.d.e', 'aa.bB.cc.dd.ee', 'a@b', 'a,b', 'a_b', 'a;b', 'a:b', 'a%b', 'a?b', 'a$b', 'a'.repeat(254)]);
+  valid(isDNS1123Subdomain, [
+    'a',
+    'ab',
+    'abc',
+    'a1',
+    'a-1',
+    'a--1--2--b',
+    '0',
+    '01',
+    '012',
+    '1a',
+    '1-a',
+    '1--a--b--2',
+    'a.a',
+    'ab.a',
+    'a-1.a',
+    '1-a.a',
+    'a--1--2--b.0',
+    'a.b.c.d.e',
+    'aa.bb.cc.dd.ee',
+    '1.2.3.4.5',
+    '11.22.33.44.55',
+    'a'.repeat(253),
+  ]);
+  invalid(isDNS1123Subdomain, [
+    '',
+    'A',
+    'ABC',
+    'aBc',
+    'A1',
+    'A-1',
+    '1-A',
+    '-',
+    'a-',
+    '-a',
+    '1-',
+    '-1',
+    '_',
+    'a_',
+    '_a',
+    'a_b',
+    '1_',
+    '_1',
+    '1_2',
+    '.',
+    'a.',
+    '.a',
+    'a..b',
+    '1.',
+    '.1',
+    '1..2',
+    ' ',
+    'a ',
+    ' a',
+    'a b',
+    '1 ',
+    ' 1',
+    '1 2',
+    'A.a',
+    'aB.a',
+    'ab.A',
+    'A1.a',
+    'a1.A',
+    'A.1',
+    'aB.1',
+    'A1.1',
+    '1A.1',
+    '0.A',
+    '01.A',
+    '012.A',
+    '1A.a',
+    '1a.A',
+    'A.B.C.D.E',
+    'AA.BB.CC.DD.EE',
+    'a.B.c.d.e',
+    'aa.bB.cc.dd.ee',
+    'a@b',
+    'a,b',
+    'a_b',
+    'a;b',
+    'a:b',
+    'a%b',
+    'a?b',
+    'a$b',
+    'a'.repeat(254),
+  ]);
   assert.deepEqual(isDNS1123Subdomain('a'.repeat(254)), ['must be no more than 253 characters']);
 });
 
 test('DNS-1123 label and DNS-1035 label', () => {
-  valid(isDNS1123Label, ['a', 'ab', 'abc', 'a1', 'a-1', 'a--1--2--b', '0', '01', '012', '1a', '1-a', '1--a--b--2', 'a'.repeat(63)]);
-  invalid(isDNS1123Label, ['', 'A', 'ABC', 'aBc', 'A1', 'A-1', '1-A', '-', 'a-', '-a', '1-', '-1', '_', 'a_', '_a', 'a_b', '1_', '_1', '1_2', '.', 'a.', '.a', 'a.b', '1.', '.1', '1.2', ' ', 'a ', ' a', 'a b', 'a'.repeat(64)]);
+  valid(isDNS1123Label, [
+    'a',
+    'ab',
+    'abc',
+    'a1',
+    'a-1',
+    'a--1--2--b',
+    '0',
+    '01',
+    '012',
+    '1a',
+    '1-a',
+    '1--a--b--2',
+    'a'.repeat(63),
+  ]);
+  invalid(isDNS1123Label, [
+    '',
+    'A',
+    'ABC',
+    'aBc',
+    'A1',
+    'A-1',
+    '1-A',
+    '-',
+    'a-',
+    '-a',
+    '1-',
+    '-1',
+    '_',
+    'a_',
+    '_a',
+    'a_b',
+    '1_',
+    '_1',
+    '1_2',
+    '.',
+    'a.',
+    '.a',
+    'a.b',
+    '1.',
+    '.1',
+    '1.2',
+    ' ',
+    'a ',
+    ' a',
+    'a b',
+    'a'.repeat(64),
+  ]);
   valid(isDNS1035Label, ['a', 'ab', 'abc', 'a1', 'a-1', 'a--1--2--b', 'a'.repeat(63)]);
-  invalid(isDNS1035Label, ['0', '01', '012', '1a', '1-a', '1--a--b--2', '', 'A', 'ABC', 'aBc', 'A1', 'A-1', '1-A', '-', 'a-', '-a', '1-', '-1', '_', 'a_', '_a', 'a_b', '1_', '_1', '1_2', '.', 'a.', '.a', 'a.b', '1.', '.1', '1.2', ' ', 'a ', ' a', 'a b', '1 ', ' 1', '1 2', 'a'.repeat(64)]);
+  invalid(isDNS1035Label, [
+    '0',
+    '01',
+    '012',
+    '1a',
+    '1-a',
+    '1--a--b--2',
+    '',
+    'A',
+    'ABC',
+    'aBc',
+    'A1',
+    'A-1',
+    '1-A',
+    '-',
+    'a-',
+    '-a',
+    '1-',
+    '-1',
+    '_',
+    'a_',
+    '_a',
+    'a_b',
+    '1_',
+    '_1',
+    '1_2',
+    '.',
+    'a.',
+    '.a',
+    'a.b',
+    '1.',
+    '.1',
+    '1.2',
+    ' ',
+    'a ',
+    ' a',
+    'a b',
+    '1 ',
+    ' 1',
+    '1 2',
+    'a'.repeat(64),
+  ]);
 });
 
 test('qualified names (label and annotation keys)', () => {
-  valid(isQualifiedName, ['simple', 'now-with-dashes', '1-starts-with-num', '1234', 'simple/simple', 'now-with-dashes/simple', 'now-with-dashes/now-with-dashes', 'now.with.dots/simple', 'now-with.dashes-and.dots/simple', '1-num.2-num/3-num', '1234/5678', '1.2.3.4/5678', 'Uppercase_Is_OK_123', 'example.com/Uppercase_Is_OK_123', 'requests.storage-foo', 'a'.repeat(63), 'a'.repeat(253) + '/' + 'b'.repeat(63)]);
-  invalid(isQualifiedName, ['nospecialchars%^=@', 'cantendwithadash-', '-cantstartwithadash-', 'only/one/slash', 'Example.com/abc', 'example_com/abc', 'example.com/', '/simple', 'a'.repeat(64), 'a'.repeat(254) + '/abc']);
+  valid(isQualifiedName, [
+    'simple',
+    'now-with-dashes',
+    '1-starts-with-num',
+    '1234',
+    'simple/simple',
+    'now-with-dashes/simple',
+    'now-with-dashes/now-with-dashes',
+    'now.with.dots/simple',
+    'now-with.dashes-and.dots/simple',
+    '1-num.2-num/3-num',
+    '1234/5678',
+    '1.2.3.4/5678',
+    'Uppercase_Is_OK_123',
+    'example.com/Uppercase_Is_OK_123',
+    'requests.storage-foo',
+    'a'.repeat(63),
+    'a'.repeat(253) + '/' + 'b'.repeat(63),
+  ]);
+  invalid(isQualifiedName, [
+    'nospecialchars%^=@',
+    'cantendwithadash-',
+    '-cantstartwithadash-',
+    'only/one/slash',
+    'Example.com/abc',
+    'example_com/abc',
+    'example.com/',
+    '/simple',
+    'a'.repeat(64),
+    'a'.repeat(254) + '/abc',
+  ]);
   assert.deepEqual(isQualifiedName('/simple'), ['prefix part must be non-empty']);
   assert.deepEqual(isQualifiedName('example.com/'), ['name part must be non-empty']);
 });
 
 test('label values', () => {
-  valid(isValidLabelValue, ['simple', 'now-with-dashes', '1-starts-with-num', 'end-with-num-1', '1234', 'a'.repeat(63), '']);
-  invalid(isValidLabelValue, ['nospecialchars%^=@', 'Tama-nui-te-rā.is.Māori.sun', '\\backslashes\\are\\bad', '-starts-with-dash', 'ends-with-dash-', '.starts.with.dot', 'ends.with.dot.', 'a'.repeat(64)]);
+  valid(isValidLabelValue, [
+    'simple',
+    'now-with-dashes',
+    '1-starts-with-num',
+    'end-with-num-1',
+    '1234',
+    'a'.repeat(63),
+    '',
+  ]);
+  invalid(isValidLabelValue, [
+    'nospecialchars%^=@',
+    'Tama-nui-te-rā.is.Māori.sun',
+    '\\backslashes\\are\\bad',
+    '-starts-with-dash',
+    'ends-with-dash-',
+    '.starts.with.dot',
+    'ends.with.dot.',
+    'a'.repeat(64),
+  ]);
 });

@@ -39,7 +39,10 @@ for (const mode of ['alpha', 'beta'] as const) {
     });
 
     test('an expiry publishes the numbers its 410 carries', async () => {
-      const { cache, store } = await setup({ mode, history: { lowerBound: 4, upperBound: 4, eventFreshDurationMs: 1 } });
+      const { cache, store } = await setup({
+        mode,
+        history: { lowerBound: 4, upperBound: 4, eventFreshDurationMs: 1 },
+      });
       await churn(store, 10);
       const seen: string[] = [];
       const off = observe(cache, 'expire', (m) => seen.push(`${m.kind}:${m.position}:${m.oldestMinus1}`));

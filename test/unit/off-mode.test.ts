@@ -64,11 +64,18 @@ describe('ForceClosePolicy (unit)', () => {
     const owner = new FakeOwner();
     owner.onRoom = (w) => policy.onRoom(w);
     const mk = (cap: number): Watcher => {
-      const w = new Watcher({ id: 1, selection: new Selection({}, {}, undefined), capacity: cap, allowBookmarks: false, owner });
+      const w = new Watcher({
+        id: 1,
+        selection: new Selection({}, {}, undefined),
+        capacity: cap,
+        allowBookmarks: false,
+        owner,
+      });
       w.activate(0, undefined);
       return w;
     };
-    const event = (rv: number): WatchCacheEvent => new WatchCacheEvent('ADDED', pod(`p${rv}`), undefined, rv, 0, undefined);
+    const event = (rv: number): WatchCacheEvent =>
+      new WatchCacheEvent('ADDED', pod(`p${rv}`), undefined, rv, 0, undefined);
     return { clock, budget, metrics, policy, owner, mk, event, ready: clock.advance(budgetAgeMs) };
   }
 
@@ -80,7 +87,11 @@ describe('ForceClosePolicy (unit)', () => {
     const ev = event(2);
     policy.onFull(w, ev);
     let resumed = 0;
-    assert.equal(policy.afterEvent(() => resumed++), true, 'dispatch pauses');
+    assert.equal(
+      policy.afterEvent(() => resumed++),
+      true,
+      'dispatch pauses',
+    );
     await clock.advance(40);
     assert.equal(resumed, 0);
     assert.equal(((await w.next()).value as WatchCacheEvent | undefined)?.rv, 1); // makes room: onRoom runs in a microtask
@@ -104,7 +115,10 @@ describe('ForceClosePolicy (unit)', () => {
     policy.onFull(a, ev);
     policy.onFull(b, ev);
     let resumed = 0;
-    assert.equal(policy.afterEvent(() => resumed++), true);
+    assert.equal(
+      policy.afterEvent(() => resumed++),
+      true,
+    );
     await clock.advance(99);
     assert.equal(a.stopped || b.stopped, false);
     await clock.advance(1);
@@ -122,7 +136,10 @@ describe('ForceClosePolicy (unit)', () => {
     w.push(new WatchEvent('ADDED', pod('x'), 1));
     const ev = event(2);
     policy.onFull(w, ev);
-    assert.equal(policy.afterEvent(() => {}), false);
+    assert.equal(
+      policy.afterEvent(() => {}),
+      false,
+    );
     assert.equal(w.stopped, true);
     assert.equal(await metrics.value('apiserver_terminated_watchers_total', { reason: 'unresponsive' }), 1);
   });
@@ -152,9 +169,15 @@ describe('off mode through the cache', () => {
     assert.equal(slow.w.reason, 'unresponsive');
     await slow.drain();
     assert.equal(slow.done, true);
-    assert.ok(slow.events.every((e) => e.type !== 'ERROR'), 'no ERROR event on a force-close');
+    assert.ok(
+      slow.events.every((e) => e.type !== 'ERROR'),
+      'no ERROR event on a force-close',
+    );
     assert.equal(await cache.metricValue('apiserver_terminated_watchers_total', { reason: 'unresponsive' }), 1);
-    assert.match(await cache.metrics.getSingleMetricAsString('apiserver_terminated_watchers_total'), /reason="unresponsive"\} 1/);
+    assert.match(
+      await cache.metrics.getSingleMetricAsString('apiserver_terminated_watchers_total'),
+      /reason="unresponsive"\} 1/,
+    );
     assert.equal(cache.watcherCount, 1);
     healthy.w.stop();
     await cache.stop();
@@ -232,7 +255,11 @@ describe('off mode through the cache', () => {
     await flush();
     await healthy.drain();
     assert.deepEqual(objectRVs(healthy.events), [1, 2, 3]);
-    assert.equal(await cache.metricValue('apiserver_terminated_watchers_total'), 0, 'a client stop is not a force-close');
+    assert.equal(
+      await cache.metricValue('apiserver_terminated_watchers_total'),
+      0,
+      'a client stop is not a force-close',
+    );
     healthy.w.stop();
     await cache.stop();
   });
@@ -258,7 +285,11 @@ describe('off mode through the cache', () => {
     await fromState.drain();
     await fromHistory.drain();
     assert.equal(slow.stopped, true);
-    assert.deepEqual(fromState.summary, ['ADDED:1', 'ADDED:2', 'ADDED:3', 'ADDED:4'], 'the queued event 3 is not delivered twice');
+    assert.deepEqual(
+      fromState.summary,
+      ['ADDED:1', 'ADDED:2', 'ADDED:3', 'ADDED:4'],
+      'the queued event 3 is not delivered twice',
+    );
     assert.deepEqual(objectRVs(fromHistory.events), [2, 3, 4]);
     fromState.w.stop();
     fromHistory.w.stop();
@@ -318,7 +349,8 @@ describe('off mode is faithful: only the slow watchers are closed', () => {
       await flush();
       const from = String(first.metadata.resourceVersion);
       const stalled: Watcher[] = [];
-      for (let i = 0; i < stalledCount; i++) stalled.push(asWatcher(cache.watch({ resourceVersion: from, channelCapacity: 100 })));
+      for (let i = 0; i < stalledCount; i++)
+        stalled.push(asWatcher(cache.watch({ resourceVersion: from, channelCapacity: 100 })));
       const healthy = asWatcher(cache.watch({ resourceVersion: from, channelCapacity: 100 }));
       const rvs: number[] = [];
       const loop = promptReader(healthy, rvs);
@@ -334,8 +366,15 @@ describe('off mode is faithful: only the slow watchers are closed', () => {
       const expected: number[] = [];
       for (let rv = Number(from) + 1; rv <= last; rv++) expected.push(rv);
       assert.deepEqual(rvs, expected, 'every event, in order, once');
-      assert.ok(stalled.every((w) => w.stopped && w.reason === 'unresponsive'), 'every stalled watcher is force-closed');
-      assert.equal(await cache.metricValue('apiserver_terminated_watchers_total', { reason: 'unresponsive' }), stalledCount, 'only the stalled ones');
+      assert.ok(
+        stalled.every((w) => w.stopped && w.reason === 'unresponsive'),
+        'every stalled watcher is force-closed',
+      );
+      assert.equal(
+        await cache.metricValue('apiserver_terminated_watchers_total', { reason: 'unresponsive' }),
+        stalledCount,
+        'only the stalled ones',
+      );
       healthy.stop();
       await loop;
       await cache.stop();

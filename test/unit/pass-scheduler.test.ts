@@ -172,7 +172,10 @@ describe('PassScheduler periods', () => {
       s.onStall();
       clock.advance(0);
       assert.equal(s.periodKind, 'busy', JSON.stringify(over));
-      assert.ok(Math.abs(s.period - expected) < 1e-9, `pass of ${takes} ms -> period ${s.period}, expected ${expected}`);
+      assert.ok(
+        Math.abs(s.period - expected) < 1e-9,
+        `pass of ${takes} ms -> period ${s.period}, expected ${expected}`,
+      );
       const first = passesAt[0]!;
       // one busy period after the last pass started (or at once, if the pass itself took longer)
       const due = first + Math.max(expected, takes);
@@ -185,7 +188,11 @@ describe('PassScheduler periods', () => {
   });
 
   test('the busy period uses the synchronous duration when the pass finishes later (retry rounds)', () => {
-    const { clock, s, durations, finish } = rig(() => ({ stats: stats({ leftOwedFull: true }), takesMs: 0.4, deferDone: true }));
+    const { clock, s, durations, finish } = rig(() => ({
+      stats: stats({ leftOwedFull: true }),
+      takesMs: 0.4,
+      deferDone: true,
+    }));
     s.onStall();
     clock.advance(0);
     assert.deepEqual(durations, [0.0004]);

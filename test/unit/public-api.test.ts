@@ -27,7 +27,11 @@ export const typeChecks: true[] = [
   check<Equals<Extract<CacheWatchEvent, { type: 'ERROR' }>['object'], Status>>(),
   check<Equals<Exclude<CacheWatchEvent, { type: 'ERROR' }>['object'], KubeObject>>(),
   check<'Watcher' extends keyof Index ? false : true>(),
-  check<'watcherEnded' | 'watcherHasRoom' | 'initialOvertaken' | 'channelOverwritten' extends keyof WatchCache ? false : true>(),
+  check<
+    'watcherEnded' | 'watcherHasRoom' | 'initialOvertaken' | 'channelOverwritten' extends keyof WatchCache
+      ? false
+      : true
+  >(),
   check<'stallPolicy' extends keyof WatchCache ? false : true>(),
   check<'betaSync' extends keyof WatchCache ? false : true>(),
   check<Equals<Parameters<Watch['stop']>, []>>(),
@@ -35,7 +39,9 @@ export const typeChecks: true[] = [
 
 test('the package entry exports exactly the checked-in names', async () => {
   const entry = await import('../../src/index.js');
-  const want = readFileSync(new URL('../../../test/unit/public-api.exports.txt', import.meta.url), 'utf8').split('\n').filter((l) => l !== '');
+  const want = readFileSync(new URL('../../../test/unit/public-api.exports.txt', import.meta.url), 'utf8')
+    .split('\n')
+    .filter((l) => l !== '');
   assert.deepEqual(Object.keys(entry).sort(), want);
   assert.equal(typeChecks.length, 9);
 });

@@ -61,7 +61,23 @@ describe('label selectors', () => {
     assert.equal(L('app=', { app: 'x' }), false);
   });
   test('malformed selectors are BadRequestError', () => {
-    for (const bad of ['app in (web', 'app in web)', '=web', 'app=web=x', 'a b', '!', 'app,,tier', 'app=web,', ',app', '-bad=x', 'app=(x)', 'app in (a b)', 'app notin x', 'x/y/z=1', 'app==web==x']) {
+    for (const bad of [
+      'app in (web',
+      'app in web)',
+      '=web',
+      'app=web=x',
+      'a b',
+      '!',
+      'app,,tier',
+      'app=web,',
+      ',app',
+      '-bad=x',
+      'app=(x)',
+      'app in (a b)',
+      'app notin x',
+      'x/y/z=1',
+      'app==web==x',
+    ]) {
       assert.throws(() => parseLabelSelector(bad), BadRequestError, `selector ${JSON.stringify(bad)}`);
     }
   });
@@ -119,7 +135,8 @@ describe('Selection.classify', () => {
   const sel = new Selection({ labelSelector: 'app=x' }, {}, undefined);
   const inSel = pod('a', { labels: { app: 'x' } });
   const outSel = pod('a', { labels: { app: 'y' } });
-  const e = (type: 'ADDED' | 'MODIFIED' | 'DELETED', o: KubeObject, prev?: KubeObject): WatchCacheEvent => new WatchCacheEvent(type, o, prev, 7, 0, undefined);
+  const e = (type: 'ADDED' | 'MODIFIED' | 'DELETED', o: KubeObject, prev?: KubeObject): WatchCacheEvent =>
+    new WatchCacheEvent(type, o, prev, 7, 0, undefined);
   test('the four transitions of a MODIFIED event', () => {
     assert.equal(sel.classify(e('MODIFIED', inSel, inSel)), Delivery.AsIs);
     assert.equal(sel.classify(e('MODIFIED', inSel, outSel)), Delivery.Added);
@@ -170,13 +187,10 @@ describe('selection transitions on a watch', () => {
       await store.delete('default', 'b'); // 7: DELETED
       await flush();
       const got = await r.drain();
-      assert.deepEqual(got.map((ev) => `${ev.type}:${ev.object.metadata.name}:${ev.object.metadata.resourceVersion}`), [
-        'ADDED:a:2',
-        'MODIFIED:a:3',
-        'DELETED:a:4',
-        'ADDED:b:6',
-        'DELETED:b:7',
-      ]);
+      assert.deepEqual(
+        got.map((ev) => `${ev.type}:${ev.object.metadata.name}:${ev.object.metadata.resourceVersion}`),
+        ['ADDED:a:2', 'MODIFIED:a:3', 'DELETED:a:4', 'ADDED:b:6', 'DELETED:b:7'],
+      );
       const leave = got[2]!;
       assert.deepEqual(leave.object.metadata.labels, { app: 'x' }, 'DELETED carries the previous state');
       assert.deepEqual(leave.object.spec, { v: 3 });

@@ -4,7 +4,14 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Offer, SyncPass, type PassCursor, type PassHost, type PassMember, type PassStats } from '../../src/sync/sync-pass.js';
+import {
+  Offer,
+  SyncPass,
+  type PassCursor,
+  type PassHost,
+  type PassMember,
+  type PassStats,
+} from '../../src/sync/sync-pass.js';
 import { resolvePassOptions, type PassOptions } from '../../src/sync/pass-options.js';
 import { SyncCursor } from '../../src/sync/sync-cursor.js';
 
@@ -155,16 +162,25 @@ describe('step 1: oldest servable RV, stopped members, expiry, candidates', () =
     assert.deepEqual(host.expired.map((e) => e.id).sort(), ['below', 'belowFull']);
     assert.ok(host.expired.every((e) => e.oldest === 11));
     assert.equal(stats!.expired, 2);
-    assert.deepEqual(edge.got, events(11, 20).map((e) => e.rv));
+    assert.deepEqual(
+      edge.got,
+      events(11, 20).map((e) => e.rv),
+    );
     assert.equal(stats!.candidates, 1, 'a full member is not a candidate');
-    assert.deepEqual(host.offers.filter((o) => o.id === 'full'), []);
+    assert.deepEqual(
+      host.offers.filter((o) => o.id === 'full'),
+      [],
+    );
   });
 
   test('an empty history (no oldest servable RV) expires everyone', () => {
     const host = new FHost([]);
     const a = new FMember('a', 3);
     run(mkPass(host), [a]);
-    assert.deepEqual(host.expired.map((e) => e.id), ['a']);
+    assert.deepEqual(
+      host.expired.map((e) => e.id),
+      ['a'],
+    );
   });
 });
 
@@ -265,10 +281,22 @@ describe('step 2: cohorts', () => {
     const [stats] = run(mkPass(host), [c, a, b]);
     assert.deepEqual(host.opens, [10]);
     assert.equal(stats!.cohorts, 1);
-    assert.deepEqual(host.offeredTo('a'), events(11, 40).map((e) => e.rv));
-    assert.deepEqual(host.offeredTo('b'), events(21, 40).map((e) => e.rv));
-    assert.deepEqual(host.offeredTo('c'), events(31, 40).map((e) => e.rv));
-    assert.ok(host.offers.every((o) => o.id !== 'b' || o.rv > 20), 'nothing at or below a position is offered');
+    assert.deepEqual(
+      host.offeredTo('a'),
+      events(11, 40).map((e) => e.rv),
+    );
+    assert.deepEqual(
+      host.offeredTo('b'),
+      events(21, 40).map((e) => e.rv),
+    );
+    assert.deepEqual(
+      host.offeredTo('c'),
+      events(31, 40).map((e) => e.rv),
+    );
+    assert.ok(
+      host.offers.every((o) => o.id !== 'b' || o.rv > 20),
+      'nothing at or below a position is offered',
+    );
     // one history read: every member is offered the same event object
     const e35 = host.offers.filter((o) => o.rv === 35).map((o) => o.ev);
     assert.equal(e35.length, 3);
@@ -283,8 +311,14 @@ describe('step 2: cohorts', () => {
     const [stats] = run(mkPass(host), [below, lead]);
     assert.deepEqual(host.opens, [20, 5]);
     assert.equal(stats!.cohorts, 2);
-    assert.deepEqual(host.offeredTo('lead'), events(21, 40).map((e) => e.rv));
-    assert.deepEqual(host.offeredTo('below'), events(6, 40).map((e) => e.rv));
+    assert.deepEqual(
+      host.offeredTo('lead'),
+      events(21, 40).map((e) => e.rv),
+    );
+    assert.deepEqual(
+      host.offeredTo('below'),
+      events(6, 40).map((e) => e.rv),
+    );
     assert.deepEqual(host.resynced, ['lead', 'below']);
   });
 

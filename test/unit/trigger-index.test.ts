@@ -31,9 +31,15 @@ describe('trigger-index dispatch through the cache', () => {
       await n1.drain();
       await n2.drain();
       await all.drain();
-      assert.deepEqual(n1.events.map((e) => `${e.type}:${e.object.metadata.name}:${e.object.metadata.resourceVersion}`), ['ADDED:a:1', 'MODIFIED:a:4', 'DELETED:a:5']);
+      assert.deepEqual(
+        n1.events.map((e) => `${e.type}:${e.object.metadata.name}:${e.object.metadata.resourceVersion}`),
+        ['ADDED:a:1', 'MODIFIED:a:4', 'DELETED:a:5'],
+      );
       assert.deepEqual(n1.events[2]!.object.spec, { nodeName: 'n1', v: 2 }, 'the DELETED carries the state on n1');
-      assert.deepEqual(n2.events.map((e) => `${e.type}:${e.object.metadata.name}:${e.object.metadata.resourceVersion}`), ['ADDED:b:2', 'ADDED:a:5', 'DELETED:b:6']);
+      assert.deepEqual(
+        n2.events.map((e) => `${e.type}:${e.object.metadata.name}:${e.object.metadata.resourceVersion}`),
+        ['ADDED:b:2', 'ADDED:a:5', 'DELETED:b:6'],
+      );
       assert.deepEqual(all.summary, ['ADDED:1', 'ADDED:2', 'ADDED:3', 'MODIFIED:4', 'MODIFIED:5', 'DELETED:6']);
       for (const r of [n1, n2, all]) r.w.stop();
       await cache.stop();
@@ -48,7 +54,10 @@ describe('trigger-index dispatch through the cache', () => {
     await flush();
     const state = new Reader(asWatcher(cache.watch({ resourceVersion: '0', fieldSelector: 'spec.nodeName=n2' })));
     await state.drain();
-    assert.deepEqual(state.events.map((e) => e.object.metadata.name), ['a', 'b']);
+    assert.deepEqual(
+      state.events.map((e) => e.object.metadata.name),
+      ['a', 'b'],
+    );
     const hist = new Reader(asWatcher(cache.watch({ resourceVersion: '1', fieldSelector: 'spec.nodeName=n1' })));
     await hist.drain();
     assert.deepEqual(hist.summary, ['DELETED:3']);
@@ -63,7 +72,9 @@ describe('trigger-index dispatch through the cache', () => {
     const trig = asWatcher(cache.watch({ resourceVersion: '0', fieldSelector: 'spec.nodeName=n1' }));
     const other = asWatcher(cache.watch({ resourceVersion: '0', fieldSelector: 'metadata.name=x' }));
     const plain = asWatcher(cache.watch({ resourceVersion: '0' }));
-    const explicit = asWatcher(cache.watch({ resourceVersion: '0', fieldSelector: 'spec.nodeName=n1', channelCapacity: 33 }));
+    const explicit = asWatcher(
+      cache.watch({ resourceVersion: '0', fieldSelector: 'spec.nodeName=n1', channelCapacity: 33 }),
+    );
     assert.equal(trig.capacity, 10);
     assert.equal(other.capacity, 100);
     assert.equal(plain.capacity, 100);
@@ -98,8 +109,15 @@ describe('WatcherIndex routing', () => {
   const owner = new FakeOwner();
   let id = 1;
   const mk = (input: ConstructorParameters<typeof Selection>[0]): Watcher =>
-    new Watcher({ id: id++, selection: new Selection(input, indexers, 'spec.nodeName'), capacity: 10, allowBookmarks: false, owner });
-  const event = (o: KubeObject, prev?: KubeObject): WatchCacheEvent => new WatchCacheEvent(prev ? 'MODIFIED' : 'ADDED', o, prev, 1, 0, nodeName);
+    new Watcher({
+      id: id++,
+      selection: new Selection(input, indexers, 'spec.nodeName'),
+      capacity: 10,
+      allowBookmarks: false,
+      owner,
+    });
+  const event = (o: KubeObject, prev?: KubeObject): WatchCacheEvent =>
+    new WatchCacheEvent(prev ? 'MODIFIED' : 'ADDED', o, prev, 1, 0, nodeName);
 
   test('visits exactly the buckets that can select the event, each watcher once', () => {
     const index = new WatcherIndex(true);

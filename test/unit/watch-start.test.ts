@@ -12,7 +12,9 @@ const MODES = ['off', 'alpha', 'beta'] as const;
 for (const mode of MODES) {
   describe(`watch start (${mode})`, () => {
     test("'0': the current state as ADDED events (own RVs, key order), then live", async () => {
-      const { cache, store, clock } = await setup({ mode }, undefined, { seed: [pod('b'), pod('a', { ns: 'z' }), pod('c')] });
+      const { cache, store, clock } = await setup({ mode }, undefined, {
+        seed: [pod('b'), pod('a', { ns: 'z' }), pod('c')],
+      });
       const b = await store.get('default', 'b');
       await store.update({ ...b, spec: { v: 4 } }); // 4
       await flush();
@@ -22,7 +24,10 @@ for (const mode of MODES) {
       await clock.advance(20);
       await r.drain();
       assert.deepEqual(
-        r.events.map((e) => `${e.type}:${e.object.metadata.namespace}/${e.object.metadata.name}:${e.object.metadata.resourceVersion}`),
+        r.events.map(
+          (e) =>
+            `${e.type}:${e.object.metadata.namespace}/${e.object.metadata.name}:${e.object.metadata.resourceVersion}`,
+        ),
         ['ADDED:default/b:4', 'ADDED:default/c:3', 'ADDED:z/a:2', 'ADDED:default/d:5'],
       );
       r.w.stop();
@@ -109,7 +114,16 @@ for (const mode of MODES) {
 
     test('sendInitialEvents=true (NotOlderThan) with bookmarks: ADDED events, one annotated BOOKMARK, then live', async () => {
       const { cache, store, clock } = await setup({ mode }, undefined, { seed: [pod('a'), pod('b')] });
-      const r = new Reader(asWatcher(cache.watch({ resourceVersion: '1', resourceVersionMatch: 'NotOlderThan', sendInitialEvents: true, allowWatchBookmarks: true })));
+      const r = new Reader(
+        asWatcher(
+          cache.watch({
+            resourceVersion: '1',
+            resourceVersionMatch: 'NotOlderThan',
+            sendInitialEvents: true,
+            allowWatchBookmarks: true,
+          }),
+        ),
+      );
       await flush();
       await store.create(pod('c')); // 3
       await flush();
@@ -117,7 +131,11 @@ for (const mode of MODES) {
       await r.drain();
       assert.deepEqual(r.summary, ['ADDED:1', 'ADDED:2', 'BOOKMARK:2', 'ADDED:3']);
       const bm = r.events[2]!;
-      assert.deepEqual(bm.object, { kind: 'Pod', apiVersion: 'v1', metadata: { resourceVersion: '2', annotations: { 'k8s.io/initial-events-end': 'true' } } });
+      assert.deepEqual(bm.object, {
+        kind: 'Pod',
+        apiVersion: 'v1',
+        metadata: { resourceVersion: '2', annotations: { 'k8s.io/initial-events-end': 'true' } },
+      });
       r.w.stop();
       await cache.stop();
     });
@@ -125,7 +143,16 @@ for (const mode of MODES) {
     test("sendInitialEvents=true with '' and '0' also sends the state then the end bookmark", async () => {
       const { cache, clock } = await setup({ mode }, undefined, { seed: [pod('a')] });
       for (const rv of ['', '0']) {
-        const r = new Reader(asWatcher(cache.watch({ resourceVersion: rv, resourceVersionMatch: 'NotOlderThan', sendInitialEvents: true, allowWatchBookmarks: true })));
+        const r = new Reader(
+          asWatcher(
+            cache.watch({
+              resourceVersion: rv,
+              resourceVersionMatch: 'NotOlderThan',
+              sendInitialEvents: true,
+              allowWatchBookmarks: true,
+            }),
+          ),
+        );
         await flush();
         await clock.advance(20);
         await r.drain();
@@ -138,7 +165,9 @@ for (const mode of MODES) {
 
     test('sendInitialEvents=true without allowWatchBookmarks: no end bookmark', async () => {
       const { cache, store, clock } = await setup({ mode }, undefined, { seed: [pod('a')] });
-      const r = new Reader(asWatcher(cache.watch({ resourceVersion: '0', resourceVersionMatch: 'NotOlderThan', sendInitialEvents: true })));
+      const r = new Reader(
+        asWatcher(cache.watch({ resourceVersion: '0', resourceVersionMatch: 'NotOlderThan', sendInitialEvents: true })),
+      );
       await flush();
       await store.create(pod('b'));
       await flush();
@@ -151,7 +180,16 @@ for (const mode of MODES) {
 
     test('sendInitialEvents=true at a future N waits for it, then serves the state at >= N', async () => {
       const { cache, store, clock } = await setup({ mode }, undefined, { seed: [pod('a')] });
-      const r = new Reader(asWatcher(cache.watch({ resourceVersion: '2', resourceVersionMatch: 'NotOlderThan', sendInitialEvents: true, allowWatchBookmarks: true })));
+      const r = new Reader(
+        asWatcher(
+          cache.watch({
+            resourceVersion: '2',
+            resourceVersionMatch: 'NotOlderThan',
+            sendInitialEvents: true,
+            allowWatchBookmarks: true,
+          }),
+        ),
+      );
       await clock.advance(1000);
       assert.deepEqual(await r.drain(), []);
       await store.create(pod('b')); // 2
@@ -165,7 +203,16 @@ for (const mode of MODES) {
 
     test('sendInitialEvents=true at a future N that never comes: one ERROR 504 Timeout, then the end', async () => {
       const { cache, clock } = await setup({ mode, blockTimeoutMs: 2000 });
-      const r = new Reader(asWatcher(cache.watch({ resourceVersion: '9', resourceVersionMatch: 'NotOlderThan', sendInitialEvents: true, allowWatchBookmarks: true })));
+      const r = new Reader(
+        asWatcher(
+          cache.watch({
+            resourceVersion: '9',
+            resourceVersionMatch: 'NotOlderThan',
+            sendInitialEvents: true,
+            allowWatchBookmarks: true,
+          }),
+        ),
+      );
       await clock.advance(1999);
       assert.deepEqual(await r.drain(), []);
       await clock.advance(1);
@@ -183,8 +230,14 @@ for (const mode of MODES) {
 
     test("sendInitialEvents=false with '0' or '' starts now with no initial events", async () => {
       const { cache, store, clock } = await setup({ mode }, undefined, { seed: [pod('a')] });
-      const r0 = new Reader(asWatcher(cache.watch({ resourceVersion: '0', resourceVersionMatch: 'NotOlderThan', sendInitialEvents: false })));
-      const re = new Reader(asWatcher(cache.watch({ resourceVersion: '', resourceVersionMatch: 'NotOlderThan', sendInitialEvents: false })));
+      const r0 = new Reader(
+        asWatcher(
+          cache.watch({ resourceVersion: '0', resourceVersionMatch: 'NotOlderThan', sendInitialEvents: false }),
+        ),
+      );
+      const re = new Reader(
+        asWatcher(cache.watch({ resourceVersion: '', resourceVersionMatch: 'NotOlderThan', sendInitialEvents: false })),
+      );
       await flush();
       await store.create(pod('b'));
       await flush();
@@ -204,7 +257,10 @@ describe('watch option validation (synchronous BadRequestError)', () => {
   test('sendInitialEvents without resourceVersionMatch', async () => {
     const { cache } = await setup();
     assert.throws(() => asWatcher(cache.watch({ sendInitialEvents: true })), BadRequestError);
-    assert.throws(() => asWatcher(cache.watch({ sendInitialEvents: true, resourceVersion: '0', allowWatchBookmarks: true })), BadRequestError);
+    assert.throws(
+      () => asWatcher(cache.watch({ sendInitialEvents: true, resourceVersion: '0', allowWatchBookmarks: true })),
+      BadRequestError,
+    );
     assert.throws(() => asWatcher(cache.watch({ sendInitialEvents: false, resourceVersion: '0' })), BadRequestError);
     assert.equal(cache.watcherCount, 0);
     await cache.stop();
@@ -238,7 +294,10 @@ describe('watch option validation (synchronous BadRequestError)', () => {
   test('after cache.stop(), watch throws a 503 WatchCacheError', async () => {
     const { cache } = await setup();
     await cache.stop();
-    assert.throws(() => asWatcher(cache.watch({ resourceVersion: '0' })), (err: unknown) => err instanceof ServiceUnavailableError && err.code === 503);
+    assert.throws(
+      () => asWatcher(cache.watch({ resourceVersion: '0' })),
+      (err: unknown) => err instanceof ServiceUnavailableError && err.code === 503,
+    );
   });
 
   test('watch before the first list still works once the cache is started', async () => {

@@ -15,12 +15,20 @@ export class AlphaStrategy extends StallPolicy implements CatchUpStrategy {
   private readonly ctx: StrategyContext;
 
   constructor(ctx: StrategyContext) {
-    super(ctx.clock, ctx.pass, ctx.history, ctx.metrics, {
-      expire: (w, oldest) => ctx.expiry.afterBacklog(w, w.position, oldest - 1),
-      unsynced: () => {},
-      resynced: () => {},
-      resyncPoint: () => ctx.cacheRV(), // alpha resyncs at the end of the history
-    }, ctx.source, ctx.faults);
+    super(
+      ctx.clock,
+      ctx.pass,
+      ctx.history,
+      ctx.metrics,
+      {
+        expire: (w, oldest) => ctx.expiry.afterBacklog(w, w.position, oldest - 1),
+        unsynced: () => {},
+        resynced: () => {},
+        resyncPoint: () => ctx.cacheRV(), // alpha resyncs at the end of the history
+      },
+      ctx.source,
+      ctx.faults,
+    );
     this.ctx = ctx;
     this.watchers = new InProcessWatchers(ctx);
   }

@@ -23,7 +23,8 @@ export class BetaStrategy extends BetaSync implements CatchUpStrategy, WatcherPl
 
   constructor(ctx: StrategyContext) {
     const placement = ctx.options.syncWorker ?? (ctx.clock === realClock ? 'thread' : 'in-process');
-    if (placement !== 'thread' && placement !== 'in-process') throw new BadRequestError(`syncWorker must be thread or in-process, got ${String(placement)}`);
+    if (placement !== 'thread' && placement !== 'in-process')
+      throw new BadRequestError(`syncWorker must be thread or in-process, got ${String(placement)}`);
     super({
       clock: ctx.clock,
       placement,
@@ -53,11 +54,17 @@ export class BetaStrategy extends BetaSync implements CatchUpStrategy, WatcherPl
   registered(w: Watcher): void {
     this.introduce(w);
   }
-  mirror(event: WatchCacheEvent, prevFrame: ((encode: (o: KubeObject) => Uint8Array) => Uint8Array | undefined) | undefined): Uint8Array | undefined {
+  mirror(
+    event: WatchCacheEvent,
+    prevFrame: ((encode: (o: KubeObject) => Uint8Array) => Uint8Array | undefined) | undefined,
+  ): Uint8Array | undefined {
     // Encoded once; the previous object travels as the frame that carried it before (no second encoding).
     const timed = channels.mirror.hasSubscribers; // timed only while someone listens
     const t0 = timed ? performance.now() : 0;
-    const frame = this.appended(event, prevFrame?.((o) => this.encodeFrame(o)));
+    const frame = this.appended(
+      event,
+      prevFrame?.((o) => this.encodeFrame(o)),
+    );
     if (timed) channels.mirror.publish({ cache: this.ctx.source, rv: event.rv, durationMs: performance.now() - t0 });
     return frame;
   }
@@ -71,7 +78,11 @@ export class BetaStrategy extends BetaSync implements CatchUpStrategy, WatcherPl
     // The sync worker may be mid-pass on its watchers; it hands them back first, then the ones that
     // cannot continue get their 410 (at the position the worker had reached).
     const workerOwned = ended.filter((w) => w.unsynced);
-    this.reset(listRV, survivors.filter((w) => w.unsynced), workerOwned);
+    this.reset(
+      listRV,
+      survivors.filter((w) => w.unsynced),
+      workerOwned,
+    );
     return new Set(workerOwned);
   }
   endAtRelist(w: Watcher, listRV: number): void {

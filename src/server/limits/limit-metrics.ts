@@ -24,8 +24,23 @@ function counter<L extends string>(registry: Registry, name: string, help: strin
 
 export function limitMetrics(registry: Registry): LimitMetrics {
   return {
-    overflows: counter(registry, 'watchcache_response_buffer_overflows_total', 'Responses ended because their connection or the server had too many response bytes buffered.', ['scope']),
-    requestTimeouts: counter(registry, 'watchcache_request_timeouts_total', 'Non-watch requests answered 504 Timeout by the request timeout.', []),
-    idleClosed: counter(registry, 'watchcache_idle_connections_closed_total', 'HTTP/2 sessions closed after the idle timeout with no open stream.', ['protocol']),
+    overflows: counter(
+      registry,
+      'watchcache_response_buffer_overflows_total',
+      'Responses ended because their connection or the server had too many response bytes buffered.',
+      ['scope'],
+    ),
+    requestTimeouts: counter(
+      registry,
+      'watchcache_request_timeouts_total',
+      'Non-watch requests answered 504 Timeout by the request timeout.',
+      [],
+    ),
+    idleClosed: counter(
+      registry,
+      'watchcache_idle_connections_closed_total',
+      'HTTP/2 sessions closed after the idle timeout with no open stream.',
+      ['protocol'],
+    ),
   };
 }

@@ -61,7 +61,12 @@ export class RequestDeadlines {
     }
     if (stream === undefined) res.once('finish', close);
     const seconds = Math.round(this.timeoutMs / 1000);
-    const err = new WatchCacheError(504, 'Timeout', `Timeout: request did not complete within the allotted timeout of ${seconds}s`, {});
+    const err = new WatchCacheError(
+      504,
+      'Timeout',
+      `Timeout: request did not complete within the allotted timeout of ${seconds}s`,
+      {},
+    );
     sendError(res, err, req.httpVersionMajor < 2 ? { connection: 'close' } : {});
     if (stream !== undefined) setImmediate(close); // the answer (END_STREAM) is queued first
   }

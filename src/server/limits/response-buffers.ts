@@ -26,7 +26,10 @@ export interface BufferLimits {
   readonly perServerBytes: number;
 }
 
-const DEFAULT_BUFFER_LIMITS: BufferLimits = Object.freeze({ perConnectionBytes: 32 * 1024 * 1024, perServerBytes: 256 * 1024 * 1024 });
+const DEFAULT_BUFFER_LIMITS: BufferLimits = Object.freeze({
+  perConnectionBytes: 32 * 1024 * 1024,
+  perServerBytes: 256 * 1024 * 1024,
+});
 
 export type OverflowScope = 'connection' | 'server';
 
@@ -57,7 +60,8 @@ export class ResponseBuffers {
       perConnectionBytes: limits.perConnectionBytes ?? DEFAULT_BUFFER_LIMITS.perConnectionBytes,
       perServerBytes: limits.perServerBytes ?? DEFAULT_BUFFER_LIMITS.perServerBytes,
     };
-    for (const [k, v] of Object.entries(this.limits)) if (!(Number.isSafeInteger(v) && v >= 1)) throw new RangeError(`${k} must be a positive integer`);
+    for (const [k, v] of Object.entries(this.limits))
+      if (!(Number.isSafeInteger(v) && v >= 1)) throw new RangeError(`${k} must be a positive integer`);
   }
 
   /** Count every write of `res` against `connection` (its socket or HTTP/2 session) and the server. */

@@ -21,7 +21,14 @@ export interface LoggerOptions {
   json?: boolean;
 }
 
-const LEVEL_NAMES: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
+const LEVEL_NAMES: Record<number, string> = {
+  10: 'TRACE',
+  20: 'DEBUG',
+  30: 'INFO',
+  40: 'WARN',
+  50: 'ERROR',
+  60: 'FATAL',
+};
 
 /** Turns pino's JSON lines into short human lines (terminals). */
 function humanLines(out: NodeJS.WritableStream): Writable {
@@ -43,7 +50,9 @@ function humanLines(out: NodeJS.WritableStream): Writable {
           .join(' ');
         // eslint-disable-next-line @typescript-eslint/no-base-to-string -- pino's msg is a string; anything else prints as String() would
         const shown = String(msg ?? '');
-        out.write(`${t} ${(LEVEL_NAMES[Number(level)] ?? String(level)).padEnd(5)} ${shown}${fields === '' ? '' : ' ' + fields}\n`);
+        out.write(
+          `${t} ${(LEVEL_NAMES[Number(level)] ?? String(level)).padEnd(5)} ${shown}${fields === '' ? '' : ' ' + fields}\n`,
+        );
       }
       done();
     },
@@ -53,7 +62,10 @@ function humanLines(out: NodeJS.WritableStream): Writable {
 export function createLogger(options: LoggerOptions = {}): Logger {
   const destination = options.destination ?? process.stderr;
   const json = options.json ?? destination.isTTY !== true;
-  return pino({ level: options.level ?? 'info', base: { pid: process.pid } }, json ? destination : humanLines(destination));
+  return pino(
+    { level: options.level ?? 'info', base: { pid: process.pid } },
+    json ? destination : humanLines(destination),
+  );
 }
 
 /** A logger that drops everything (library use without a logger). */

@@ -33,7 +33,9 @@ export function applyJsonPatch(target: JsonValue, operations: readonly Operation
       const what = err.name === 'TEST_OPERATION_FAILED' ? 'test failed' : err.message.split('\n')[0];
       // A cause, so kubectl prints it ("The request is invalid: patch: test failed (…)").
       const message = `${what}${where}`;
-      throw new WatchCacheError(422, 'Invalid', `the JSON patch could not be applied: ${message}`, { causes: [{ reason: 'FieldValueInvalid', field: 'patch', message }] });
+      throw new WatchCacheError(422, 'Invalid', `the JSON patch could not be applied: ${message}`, {
+        causes: [{ reason: 'FieldValueInvalid', field: 'patch', message }],
+      });
     }
     throw err;
   }

@@ -48,9 +48,17 @@ function mediaType(header: string | undefined): string {
 
 function unsupported(contentType: string): WatchCacheError {
   if (contentType === APPLY_PATCH) {
-    return statusError(415, 'UnsupportedMediaType', `server-side apply (${APPLY_PATCH}) is not supported by this server: use client-side apply (kubectl apply without --server-side) or another patch type: ${PATCH_TYPES.join(', ')}`);
+    return statusError(
+      415,
+      'UnsupportedMediaType',
+      `server-side apply (${APPLY_PATCH}) is not supported by this server: use client-side apply (kubectl apply without --server-side) or another patch type: ${PATCH_TYPES.join(', ')}`,
+    );
   }
-  return statusError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format "${contentType}": accepted media types for PATCH are ${PATCH_TYPES.join(', ')}`);
+  return statusError(
+    415,
+    'UnsupportedMediaType',
+    `the body of the request was in an unknown format "${contentType}": accepted media types for PATCH are ${PATCH_TYPES.join(', ')}`,
+  );
 }
 
 function parsePatch(contentType: string, body: string): JsonValue {
@@ -62,7 +70,9 @@ function parsePatch(contentType: string, body: string): JsonValue {
     throw new BadRequestError(`the patch is not valid JSON: ${(err as Error).message}`);
   }
   if (contentType !== JSON_PATCH && (patch === null || typeof patch !== 'object' || Array.isArray(patch))) {
-    throw new BadRequestError(`a ${contentType === MERGE_PATCH ? 'merge' : 'strategic merge'} patch must be a JSON object`);
+    throw new BadRequestError(
+      `a ${contentType === MERGE_PATCH ? 'merge' : 'strategic merge'} patch must be a JSON object`,
+    );
   }
   return patch;
 }
@@ -108,7 +118,8 @@ export async function handlePatch(r: ResourceRequest, bodyLimit: number): Promis
       const current = withTypeMeta(await store.get(namespace, name), spec);
       const readRV = current.metadata.resourceVersion;
       const patched = apply(current as unknown as JsonValue);
-      if (patched === null || typeof patched !== 'object' || Array.isArray(patched)) throw new BadRequestError('the patched object is not a JSON object');
+      if (patched === null || typeof patched !== 'object' || Array.isArray(patched))
+        throw new BadRequestError('the patched object is not a JSON object');
       const patchedRV = (patched as { metadata?: { resourceVersion?: unknown } }).metadata?.resourceVersion;
       // A resourceVersion the patch set is the client's precondition; else the RV we read is ours.
       const explicit = patchedRV !== undefined && patchedRV !== null && patchedRV !== '' && patchedRV !== readRV;

@@ -22,7 +22,11 @@ export interface PatchSchema {
   readonly [field: string]: FieldPatchMeta;
 }
 
-const byKey = (mergeKey: string, schema?: PatchSchema): FieldPatchMeta => ({ merge: true, mergeKey, ...(schema === undefined ? {} : { schema }) });
+const byKey = (mergeKey: string, schema?: PatchSchema): FieldPatchMeta => ({
+  merge: true,
+  mergeKey,
+  ...(schema === undefined ? {} : { schema }),
+});
 const nested = (schema: PatchSchema): FieldPatchMeta => ({ schema });
 
 const OBJECT_META: PatchSchema = {
@@ -61,7 +65,10 @@ const POD_TEMPLATE: PatchSchema = { metadata: nested(OBJECT_META), spec: nested(
 const BY_RESOURCE: Readonly<Record<string, PatchSchema>> = {
   pods: { spec: nested(POD_SPEC), status: nested(POD_STATUS) },
   podtemplates: { template: nested(POD_TEMPLATE) },
-  replicationcontrollers: { spec: nested({ template: nested(POD_TEMPLATE) }), status: nested({ conditions: byKey('type') }) },
+  replicationcontrollers: {
+    spec: nested({ template: nested(POD_TEMPLATE) }),
+    status: nested({ conditions: byKey('type') }),
+  },
   services: { spec: nested({ ports: byKey('port') }) },
   nodes: {
     spec: nested({ podCIDRs: { merge: true } }),

@@ -52,7 +52,8 @@ function mergeMap(original: JsonMap, patch: JsonMap, schema: PatchSchema): JsonM
     delete patch[DIRECTIVE];
     if (d === 'replace') return mergeMap({}, patch, schema);
     if (d === 'delete') return {};
-    if (d !== 'merge') throw new BadRequestError(`unknown patch type: ${JSON.stringify(d)} in map: ${JSON.stringify(patch)}`);
+    if (d !== 'merge')
+      throw new BadRequestError(`unknown patch type: ${JSON.stringify(d)} in map: ${JSON.stringify(patch)}`);
   }
   applyRetainKeys(original, patch);
   applySetElementOrder(original, patch, schema);
@@ -68,7 +69,12 @@ function mergeMap(original: JsonMap, patch: JsonMap, schema: PatchSchema): JsonM
     if (isDeleteList) {
       if (!Array.isArray(value)) throw new BadRequestError(`${k} must be a list of values to delete`);
       const current = Object.hasOwn(original, key) ? original[key]! : null;
-      if (Array.isArray(current)) setKey(original, key, current.filter((x) => !value.some((d) => d === x)));
+      if (Array.isArray(current))
+        setKey(
+          original,
+          key,
+          current.filter((x) => !value.some((d) => d === x)),
+        );
       continue;
     }
     const current = Object.hasOwn(original, key) ? original[key]! : undefined;
@@ -118,7 +124,8 @@ function mergeList(original: JsonValue[], patch: JsonValue[], meta: FieldPatchMe
     merged = dedupe([...original, ...patch]);
   } else {
     if (mergeKey === undefined) throw new BadRequestError('cannot merge lists of maps without a merge key');
-    if (![...original, ...patch].every(isJsonMap)) throw new BadRequestError('a merging list must hold only maps or only primitives');
+    if (![...original, ...patch].every(isJsonMap))
+      throw new BadRequestError('a merging list must hold only maps or only primitives');
     ({ server, items } = applyElementDirectives(original as JsonMap[], patch as JsonMap[], mergeKey));
     merged = mergeByKey(server as JsonMap[], items as JsonMap[], mergeKey, meta.schema ?? {});
   }
@@ -127,7 +134,11 @@ function mergeList(original: JsonValue[], patch: JsonValue[], meta: FieldPatchMe
 }
 
 /** `$patch: delete` elements remove their match from the original; other directive elements are refused. */
-function applyElementDirectives(original: JsonMap[], patch: JsonMap[], mergeKey: string): { server: JsonMap[]; items: JsonMap[] } {
+function applyElementDirectives(
+  original: JsonMap[],
+  patch: JsonMap[],
+  mergeKey: string,
+): { server: JsonMap[]; items: JsonMap[] } {
   let server = original;
   const items: JsonMap[] = [];
   for (const e of patch) {
@@ -137,7 +148,8 @@ function applyElementDirectives(original: JsonMap[], patch: JsonMap[], mergeKey:
     }
     const d = e[DIRECTIVE];
     if (d === 'delete') {
-      if (!Object.hasOwn(e, mergeKey)) throw new BadRequestError(`map: ${JSON.stringify(e)} does not contain declared merge key: ${mergeKey}`);
+      if (!Object.hasOwn(e, mergeKey))
+        throw new BadRequestError(`map: ${JSON.stringify(e)} does not contain declared merge key: ${mergeKey}`);
       server = server.filter((o) => o[mergeKey] !== e[mergeKey]);
     } else if (d === 'merge') {
       const { [DIRECTIVE]: _d, ...rest } = e;
@@ -152,7 +164,8 @@ function applyElementDirectives(original: JsonMap[], patch: JsonMap[], mergeKey:
 function mergeByKey(original: JsonMap[], patch: JsonMap[], mergeKey: string, schema: PatchSchema): JsonValue[] {
   const out: JsonValue[] = [...original];
   for (const e of patch) {
-    if (!Object.hasOwn(e, mergeKey)) throw new BadRequestError(`map: ${JSON.stringify(e)} does not contain declared merge key: ${mergeKey}`);
+    if (!Object.hasOwn(e, mergeKey))
+      throw new BadRequestError(`map: ${JSON.stringify(e)} does not contain declared merge key: ${mergeKey}`);
     const at = out.findIndex((o) => isJsonMap(o) && o[mergeKey] === e[mergeKey]);
     if (at >= 0) out[at] = mergeMap(out[at] as JsonMap, e, schema);
     else out.push(mergeMap({}, e, schema));
@@ -168,11 +181,16 @@ function dedupe(values: JsonValue[]): JsonValue[] {
 
 /** Position of `item` in `list` (by merge key for maps, by value for primitives); -1 when absent. */
 function indexIn(list: readonly JsonValue[], item: JsonValue, mergeKey: string | undefined): number {
-  if (isJsonMap(item) && mergeKey !== undefined) return list.findIndex((e) => isJsonMap(e) && e[mergeKey] === item[mergeKey]);
+  if (isJsonMap(item) && mergeKey !== undefined)
+    return list.findIndex((e) => isJsonMap(e) && e[mergeKey] === item[mergeKey]);
   return list.findIndex((e) => e === item);
 }
 
-function partition(merged: JsonValue[], list: readonly JsonValue[], mergeKey: string | undefined): { inList: JsonValue[]; serverOnly: JsonValue[] } {
+function partition(
+  merged: JsonValue[],
+  list: readonly JsonValue[],
+  mergeKey: string | undefined,
+): { inList: JsonValue[]; serverOnly: JsonValue[] } {
   const inList: JsonValue[] = [];
   const serverOnly: JsonValue[] = [];
   for (const v of merged) (indexIn(list, v, mergeKey) >= 0 ? inList : serverOnly).push(v);
@@ -188,7 +206,13 @@ function sortBy(items: JsonValue[], order: readonly JsonValue[], mergeKey: strin
  * server-only items by `serverOrder`, then interleaved (mergeSortedSlice): a
  * server-only item goes before the next patch item when the server had it first.
  */
-function normalizeElementOrder(patchItems: JsonValue[], serverOnly: JsonValue[], patchOrder: readonly JsonValue[], serverOrder: readonly JsonValue[], mergeKey: string | undefined): JsonValue[] {
+function normalizeElementOrder(
+  patchItems: JsonValue[],
+  serverOnly: JsonValue[],
+  patchOrder: readonly JsonValue[],
+  serverOrder: readonly JsonValue[],
+  mergeKey: string | undefined,
+): JsonValue[] {
   const right = sortBy(patchItems, patchOrder, mergeKey);
   const left = sortBy(serverOnly, serverOrder, mergeKey);
   const out: JsonValue[] = [];
@@ -217,12 +241,15 @@ function applySetElementOrder(original: JsonMap, patch: JsonMap, schema: PatchSc
     const field = key.slice(SET_ELEMENT_ORDER.length);
     const meta = schema[field];
     const mergeKey = meta?.mergeKey;
-    const current = Object.hasOwn(original, field) && Array.isArray(original[field]) ? (original[field]) : undefined;
-    const given = Object.hasOwn(patch, field) && Array.isArray(patch[field]) ? (patch[field]) : undefined;
+    const current = Object.hasOwn(original, field) && Array.isArray(original[field]) ? original[field] : undefined;
+    const given = Object.hasOwn(patch, field) && Array.isArray(patch[field]) ? patch[field] : undefined;
     if (given !== undefined) {
       for (const e of given) {
         if (isDirectiveElement(e) || (isJsonMap(e) && mergeKey === undefined)) continue; // maps match only by a merge key
-        if (indexIn(order, e, mergeKey) < 0) throw new BadRequestError(`${key}: the patch list of ${field} has an element not in the order list: ${JSON.stringify(e)}`);
+        if (indexIn(order, e, mergeKey) < 0)
+          throw new BadRequestError(
+            `${key}: the patch list of ${field} has an element not in the order list: ${JSON.stringify(e)}`,
+          );
       }
     }
     let merged: JsonValue[];
@@ -241,11 +268,13 @@ function applyRetainKeys(original: JsonMap, patch: JsonMap): void {
   if (!Object.hasOwn(patch, RETAIN_KEYS)) return;
   const keep = patch[RETAIN_KEYS]!;
   delete patch[RETAIN_KEYS];
-  if (!Array.isArray(keep) || !keep.every((k) => typeof k === 'string')) throw new BadRequestError(`${RETAIN_KEYS} must be a list of field names`);
+  if (!Array.isArray(keep) || !keep.every((k) => typeof k === 'string'))
+    throw new BadRequestError(`${RETAIN_KEYS} must be a list of field names`);
   const set = new Set(keep);
   for (const k of Object.keys(patch)) {
     if (patch[k] === null || k.startsWith(DELETE_FROM_PRIMITIVE_LIST) || k.startsWith(SET_ELEMENT_ORDER)) continue;
-    if (!set.has(k)) throw new BadRequestError(`invalid patch format of retainKeys: "${k}" is set but not in ${RETAIN_KEYS}`);
+    if (!set.has(k))
+      throw new BadRequestError(`invalid patch format of retainKeys: "${k}" is set but not in ${RETAIN_KEYS}`);
   }
   for (const k of Object.keys(original)) if (!set.has(k)) delete original[k];
 }

@@ -11,14 +11,63 @@ import type { ColumnDefinition } from './table-columns.js';
 
 export const POD_COLUMNS: readonly ColumnDefinition[] = [
   { name: 'Name', type: 'string', format: 'name', description: 'Name must be unique within a namespace.', priority: 0 },
-  { name: 'Ready', type: 'string', format: '', description: 'The aggregate readiness state of this pod for accepting traffic.', priority: 0 },
-  { name: 'Status', type: 'string', format: '', description: 'The aggregate status of the containers in this pod.', priority: 0 },
-  { name: 'Restarts', type: 'string', format: '', description: 'The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.', priority: 0 },
-  { name: 'Age', type: 'string', format: '', description: 'CreationTimestamp is a timestamp representing the server time when this object was created.', priority: 0 },
-  { name: 'IP', type: 'string', format: '', description: 'IP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.', priority: 1 },
-  { name: 'Node', type: 'string', format: '', description: 'NodeName is a request to schedule this pod onto a specific node.', priority: 1 },
-  { name: 'Nominated Node', type: 'string', format: '', description: 'nominatedNodeName is set only when this pod preempts other pods on the node.', priority: 1 },
-  { name: 'Readiness Gates', type: 'string', format: '', description: 'If specified, all readiness gates will be evaluated for pod readiness.', priority: 1 },
+  {
+    name: 'Ready',
+    type: 'string',
+    format: '',
+    description: 'The aggregate readiness state of this pod for accepting traffic.',
+    priority: 0,
+  },
+  {
+    name: 'Status',
+    type: 'string',
+    format: '',
+    description: 'The aggregate status of the containers in this pod.',
+    priority: 0,
+  },
+  {
+    name: 'Restarts',
+    type: 'string',
+    format: '',
+    description:
+      'The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.',
+    priority: 0,
+  },
+  {
+    name: 'Age',
+    type: 'string',
+    format: '',
+    description: 'CreationTimestamp is a timestamp representing the server time when this object was created.',
+    priority: 0,
+  },
+  {
+    name: 'IP',
+    type: 'string',
+    format: '',
+    description: 'IP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.',
+    priority: 1,
+  },
+  {
+    name: 'Node',
+    type: 'string',
+    format: '',
+    description: 'NodeName is a request to schedule this pod onto a specific node.',
+    priority: 1,
+  },
+  {
+    name: 'Nominated Node',
+    type: 'string',
+    format: '',
+    description: 'nominatedNodeName is set only when this pod preempts other pods on the node.',
+    priority: 1,
+  },
+  {
+    name: 'Readiness Gates',
+    type: 'string',
+    format: '',
+    description: 'If specified, all readiness gates will be evaluated for pod readiness.',
+    priority: 1,
+  },
 ];
 
 type Rec = Record<string, unknown>;
@@ -57,7 +106,8 @@ export function podCells(pod: KubeObject, nowMs: number): unknown[] {
     const waiting = state.waiting === undefined ? undefined : rec(state.waiting);
     if (terminated !== undefined && num(terminated.exitCode) === 0) continue;
     if (terminated !== undefined) reason = terminatedReason(terminated, 'Init:');
-    else if (waiting !== undefined && str(waiting.reason) !== '' && str(waiting.reason) !== 'PodInitializing') reason = 'Init:' + str(waiting.reason);
+    else if (waiting !== undefined && str(waiting.reason) !== '' && str(waiting.reason) !== 'PodInitializing')
+      reason = 'Init:' + str(waiting.reason);
     else reason = `Init:${i}/${initContainers.length}`;
     initializing = true;
     break;
@@ -87,9 +137,11 @@ export function podCells(pod: KubeObject, nowMs: number): unknown[] {
     }
   }
   const meta = pod.metadata;
-  if (meta.deletionTimestamp !== undefined && meta.deletionTimestamp !== null) reason = str(status.reason) === 'NodeLost' ? 'Unknown' : 'Terminating';
+  if (meta.deletionTimestamp !== undefined && meta.deletionTimestamp !== null)
+    reason = str(status.reason) === 'NodeLost' ? 'Unknown' : 'Terminating';
 
-  const restartsCell = lastRestart > 0 ? `${restarts} (${ageSince(new Date(lastRestart).toISOString(), nowMs)} ago)` : String(restarts);
+  const restartsCell =
+    lastRestart > 0 ? `${restarts} (${ageSince(new Date(lastRestart).toISOString(), nowMs)} ago)` : String(restarts);
   const podIPs = list(status.podIPs);
   const ip = str(podIPs[0]?.ip) !== '' ? str(podIPs[0]!.ip) : str(status.podIP);
   const gates = list(spec.readinessGates);

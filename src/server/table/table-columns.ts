@@ -22,13 +22,32 @@ export interface TablePrinter {
   cells(object: KubeObject, nowMs: number): unknown[];
 }
 
-const NAME: ColumnDefinition = { name: 'Name', type: 'string', format: 'name', description: 'Name must be unique within a namespace.', priority: 0 };
-const AGE: ColumnDefinition = { name: 'Age', type: 'string', format: '', description: 'CreationTimestamp is a timestamp representing the server time when this object was created.', priority: 0 };
+const NAME: ColumnDefinition = {
+  name: 'Name',
+  type: 'string',
+  format: 'name',
+  description: 'Name must be unique within a namespace.',
+  priority: 0,
+};
+const AGE: ColumnDefinition = {
+  name: 'Age',
+  type: 'string',
+  format: '',
+  description: 'CreationTimestamp is a timestamp representing the server time when this object was created.',
+  priority: 0,
+};
 
-const col = (name: string, description: string, priority = 0, type = 'string'): ColumnDefinition => ({ name, type, format: '', description, priority });
+const col = (name: string, description: string, priority = 0, type = 'string'): ColumnDefinition => ({
+  name,
+  type,
+  format: '',
+  description,
+  priority,
+});
 const size = (v: unknown): number => (v !== null && typeof v === 'object' ? Object.keys(v).length : 0);
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
-const rec = (v: unknown): Record<string, unknown> => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+const rec = (v: unknown): Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 
 const DEFAULT_PRINTER: TablePrinter = {
   columns: [NAME, AGE],
@@ -37,7 +56,11 @@ const DEFAULT_PRINTER: TablePrinter = {
 
 const CONFIGMAP_PRINTER: TablePrinter = {
   columns: [NAME, col('Data', 'Data contains the configuration data.', 0, 'integer'), AGE],
-  cells: (o, now) => [o.metadata.name ?? '', size(o.data) + size(o.binaryData), ageSince(o.metadata.creationTimestamp, now)],
+  cells: (o, now) => [
+    o.metadata.name ?? '',
+    size(o.data) + size(o.binaryData),
+    ageSince(o.metadata.creationTimestamp, now),
+  ],
 };
 
 /** kube's printEvent: ages from lastTimestamp (else eventTime, else creation), the involved object as kind/name. */
@@ -45,7 +68,7 @@ const EVENT_PRINTER: TablePrinter = {
   columns: [
     col('Last Seen', 'The time at which the most recent occurrence of this event was recorded.'),
     col('Type', 'Type of this event (Normal, Warning), new types could be added in the future.'),
-    col('Reason', 'The reason the transition into the object\'s current status.'),
+    col('Reason', "The reason the transition into the object's current status."),
     col('Object', 'The object that this event is about.'),
     col('Subobject', 'The subobject (fieldPath) of the involved object.', 1),
     col('Source', 'The component reporting this event.', 1),

@@ -33,7 +33,8 @@ export function tableContentType(t: TableRequest): string {
 
 function rowObject(object: KubeObject, t: TableRequest, spec: ResourceSpec): unknown {
   if (t.includeObject === 'None') return undefined;
-  if (t.includeObject === 'Object') return { apiVersion: object.apiVersion ?? specApiVersion(spec), kind: object.kind ?? spec.kind, ...object };
+  if (t.includeObject === 'Object')
+    return { apiVersion: object.apiVersion ?? specApiVersion(spec), kind: object.kind ?? spec.kind, ...object };
   return { kind: 'PartialObjectMetadata', apiVersion: `meta.k8s.io/${t.version}`, metadata: object.metadata };
 }
 
@@ -61,12 +62,17 @@ export function tableOf(
 }
 
 /** Encodes the events of one Table watch (column definitions in the first event only). */
-export function tableWatchEncoder(t: TableRequest, spec: ResourceSpec, now: () => number = Date.now): (ev: WatchEvent) => Buffer {
+export function tableWatchEncoder(
+  t: TableRequest,
+  spec: ResourceSpec,
+  now: () => number = Date.now,
+): (ev: WatchEvent) => Buffer {
   let first = true;
   return (ev) => {
     let object: unknown;
     if (ev.type === 'ERROR') object = ev.object;
-    else if (ev.type === 'BOOKMARK') object = tableOf([], { resourceVersion: ev.object.metadata.resourceVersion }, t, spec, now(), false);
+    else if (ev.type === 'BOOKMARK')
+      object = tableOf([], { resourceVersion: ev.object.metadata.resourceVersion }, t, spec, now(), false);
     else {
       object = tableOf([ev.object], { resourceVersion: ev.object.metadata.resourceVersion }, t, spec, now(), first);
       first = false;

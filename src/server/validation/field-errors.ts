@@ -40,7 +40,7 @@ export function forbidden(field: string, detail: string): FieldError {
 /** The part after the field path: `Invalid value: "x": detail`. */
 function body(e: FieldError): string {
   if (e.type === 'FieldValueInvalid') {
-    const shown = typeof e.value === 'string' ? JSON.stringify(e.value) : JSON.stringify(e.value) ?? 'null';
+    const shown = typeof e.value === 'string' ? JSON.stringify(e.value) : (JSON.stringify(e.value) ?? 'null');
     return `${TYPE_TEXT[e.type]}: ${shown}: ${e.detail}`;
   }
   return `${TYPE_TEXT[e.type]}: ${e.detail}`;

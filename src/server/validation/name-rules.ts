@@ -31,7 +31,13 @@ export function isDNS1123Subdomain(value: string): string[] {
   const errs: string[] = [];
   if (value.length > DNS1123_SUBDOMAIN_MAX) errs.push(maxLen(DNS1123_SUBDOMAIN_MAX));
   if (!SUBDOMAIN_RE.test(value)) {
-    errs.push(regexError("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character", DNS1123_SUBDOMAIN, ['example.com']));
+    errs.push(
+      regexError(
+        "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
+        DNS1123_SUBDOMAIN,
+        ['example.com'],
+      ),
+    );
   }
   return errs;
 }
@@ -40,7 +46,13 @@ export function isDNS1123Label(value: string): string[] {
   const errs: string[] = [];
   if (value.length > DNS1123_LABEL_MAX) errs.push(maxLen(DNS1123_LABEL_MAX));
   if (!LABEL_RE.test(value)) {
-    errs.push(regexError("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character", DNS1123_LABEL, ['my-name', '123-abc']));
+    errs.push(
+      regexError(
+        "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
+        DNS1123_LABEL,
+        ['my-name', '123-abc'],
+      ),
+    );
   }
   return errs;
 }
@@ -49,7 +61,13 @@ export function isDNS1035Label(value: string): string[] {
   const errs: string[] = [];
   if (value.length > DNS1123_LABEL_MAX) errs.push(maxLen(DNS1123_LABEL_MAX));
   if (!DNS1035_RE.test(value)) {
-    errs.push(regexError("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character", DNS1035_LABEL, ['my-name', 'abc-123']));
+    errs.push(
+      regexError(
+        "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character",
+        DNS1035_LABEL,
+        ['my-name', 'abc-123'],
+      ),
+    );
   }
   return errs;
 }
@@ -68,14 +86,19 @@ export function isQualifiedName(value: string): string[] {
     else for (const e of isDNS1123Subdomain(prefix)) errs.push(`prefix part ${e}`);
   } else {
     return [
-      regexError("a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character", QUALIFIED_NAME_PART, ['MyName', 'my.name', '123-abc']) +
-        " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+      regexError(
+        "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+        QUALIFIED_NAME_PART,
+        ['MyName', 'my.name', '123-abc'],
+      ) + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
     ];
   }
   if (name.length === 0) errs.push('name part must be non-empty');
   else if (name.length > DNS1123_LABEL_MAX) errs.push(`name part ${maxLen(DNS1123_LABEL_MAX)}`);
   if (name.length > 0 && !NAME_PART_RE.test(name)) {
-    errs.push(`name part ${regexError("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character", QUALIFIED_NAME_PART, ['MyName', 'my.name', '123-abc'])}`);
+    errs.push(
+      `name part ${regexError("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character", QUALIFIED_NAME_PART, ['MyName', 'my.name', '123-abc'])}`,
+    );
   }
   return errs;
 }
@@ -84,7 +107,13 @@ export function isValidLabelValue(value: string): string[] {
   const errs: string[] = [];
   if (value.length > DNS1123_LABEL_MAX) errs.push(maxLen(DNS1123_LABEL_MAX));
   if (!LABEL_VALUE_RE.test(value)) {
-    errs.push(regexError("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character", LABEL_VALUE, ['MyValue', 'my_value', '12345']));
+    errs.push(
+      regexError(
+        "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+        LABEL_VALUE,
+        ['MyValue', 'my_value', '12345'],
+      ),
+    );
   }
   return errs;
 }

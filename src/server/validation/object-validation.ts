@@ -14,7 +14,13 @@ import type { KubeObject } from '../../core/types.js';
 import type { WatchCacheError } from '../../core/errors.js';
 import type { ResourceSpec } from '../resources.js';
 import { forbidden, invalid, invalidObject, required, tooLong, type FieldError } from './field-errors.js';
-import { isDNS1035Label, isDNS1123Label, isDNS1123Subdomain, isQualifiedName, isValidLabelValue } from './name-rules.js';
+import {
+  isDNS1035Label,
+  isDNS1123Label,
+  isDNS1123Subdomain,
+  isQualifiedName,
+  isValidLabelValue,
+} from './name-rules.js';
 
 const TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024;
 
@@ -60,7 +66,8 @@ function validateAnnotations(annotations: unknown, errors: FieldError[]): void {
     for (const msg of isQualifiedName(k.toLowerCase())) errors.push(invalid('metadata.annotations', k, msg));
     size += k.length + v.length;
   }
-  if (size > TOTAL_ANNOTATION_SIZE_LIMIT) errors.push(tooLong('metadata.annotations', `must have at most ${TOTAL_ANNOTATION_SIZE_LIMIT} bytes`));
+  if (size > TOTAL_ANNOTATION_SIZE_LIMIT)
+    errors.push(tooLong('metadata.annotations', `must have at most ${TOTAL_ANNOTATION_SIZE_LIMIT} bytes`));
 }
 
 /** The field errors of an object's metadata (create and update alike). */
@@ -98,7 +105,8 @@ export function validateCreate(object: KubeObject, spec: ResourceSpec): WatchCac
 export function validateUpdate(object: KubeObject, old: KubeObject, spec: ResourceSpec): WatchCacheError | undefined {
   const errors = objectMetaErrors(object, spec);
   const uid = object.metadata.uid;
-  if (uid !== undefined && uid !== '' && uid !== old.metadata.uid) errors.push(invalid('metadata.uid', uid, 'field is immutable'));
+  if (uid !== undefined && uid !== '' && uid !== old.metadata.uid)
+    errors.push(invalid('metadata.uid', uid, 'field is immutable'));
   if (old.metadata.creationTimestamp !== undefined) object.metadata.creationTimestamp = old.metadata.creationTimestamp;
   return invalidObject(spec.kind, object.metadata.name ?? '', errors);
 }

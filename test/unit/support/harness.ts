@@ -6,12 +6,21 @@
  * No helper measures wall-clock time; the only real-time bound is the
  * generous failure timeout of `withTimeout`.
  */
-import { MemoryStore, WatchCache, type KubeObject, type Store, type StoreEvent, type StoreListResult, type StoreWatch, type WatchCacheOptions } from '../../../src/index.js';
+import {
+  MemoryStore,
+  WatchCache,
+  type KubeObject,
+  type Store,
+  type StoreEvent,
+  type StoreListResult,
+  type StoreWatch,
+  type WatchCacheOptions,
+} from '../../../src/index.js';
 import { VirtualClock, settle } from '../../../src/sim/virtual-clock.js';
 import type { Watcher, WatcherOwner } from '../../../src/watch/watcher.js';
 import type { WatchEvent } from '../../../src/wire/watch-event.js';
 
-export { VirtualClock,  };
+export { VirtualClock };
 
 export interface Env {
   clock: VirtualClock;
@@ -41,7 +50,16 @@ export async function flush(turns = 3): Promise<void> {
   for (let i = 0; i < turns; i++) await settle();
 }
 
-export function pod(name: string, extra: { ns?: string; labels?: Record<string, string>; nodeName?: string; spec?: Record<string, unknown>; status?: Record<string, unknown> } = {}): KubeObject {
+export function pod(
+  name: string,
+  extra: {
+    ns?: string;
+    labels?: Record<string, string>;
+    nodeName?: string;
+    spec?: Record<string, unknown>;
+    status?: Record<string, unknown>;
+  } = {},
+): KubeObject {
   const metadata: KubeObject['metadata'] = { namespace: extra.ns ?? 'default', name };
   if (extra.labels !== undefined) metadata.labels = extra.labels;
   const spec: Record<string, unknown> = { ...(extra.spec ?? {}) };
@@ -60,7 +78,10 @@ export async function churn(store: MemoryStore, n: number, name = 'churn', ns = 
     cur = undefined;
   }
   for (let i = 0; i < n; i++) {
-    cur = cur === undefined ? await store.create(pod(name, { ns, spec: { i } })) : await store.update({ ...cur, spec: { i } });
+    cur =
+      cur === undefined
+        ? await store.create(pod(name, { ns, spec: { i } }))
+        : await store.update({ ...cur, spec: { i } });
   }
   await flush();
   return store.resourceVersion;
@@ -109,7 +130,9 @@ function brief(ev: { type: string; object: KubeObject }): string {
 
 /** RVs of the object events (ADDED/MODIFIED/DELETED) in `events`. */
 export function objectRVs(events: readonly { type: string; object: KubeObject }[]): number[] {
-  return events.filter((e) => e.type === 'ADDED' || e.type === 'MODIFIED' || e.type === 'DELETED').map((e) => Number(e.object.metadata.resourceVersion));
+  return events
+    .filter((e) => e.type === 'ADDED' || e.type === 'MODIFIED' || e.type === 'DELETED')
+    .map((e) => Number(e.object.metadata.resourceVersion));
 }
 
 /** Reject after `ms` of real time: a failure bound only, never an assertion on timing. */
@@ -248,4 +271,3 @@ export function shiftEvent(w: Watcher): WatchEvent | undefined {
   if (typeof ev === 'symbol') throw new Error('channel event overwritten');
   return ev;
 }
-
