@@ -13,9 +13,10 @@
 #   deps         test/deps/                                (the import direction, read from the sources)
 #   sim          test/sim/                                 (the simulator)
 #   bench        test/bench/                               (benchmark smoke)
-#   integration  test/store/, test/server/{kubectl,kubectl-edit,promtool,scale-out,proxy-chain,examples},
+#   upstream     test/store/kube-store.test.ts              (KubeStore against in-process roots; no etcd)
+#   integration  test/store/ but kube-store, test/server/{kubectl,kubectl-edit,promtool,scale-out,proxy-chain,examples},
 #                test/hardening/{operability,shape-safety}  (need etcd, kubectl, promtool, real processes)
-#   covered      unit harness beta ring (the scopes the coverage gate measures)
+#   covered      unit harness beta ring hardening upstream (the scopes the coverage gate measures)
 #   rest         every test file not in `covered`
 #   all          every test file
 #
@@ -30,7 +31,7 @@ cd "$(dirname "$0")/.."
 coverage=0
 if [ "${1:-}" = "--coverage" ]; then coverage=1; shift; fi
 if [ "$#" -eq 0 ]; then
-  sed -n '2,25p' "$0" >&2
+  sed -n '2,27p' "$0" >&2
   exit 2
 fi
 [ -d dist/test ] || { echo "scripts/test.sh: no dist/test (run npm run build first)" >&2; exit 2; }
@@ -44,12 +45,13 @@ scope_files() {
     harness | beta | ring | sim | bench | deps) find "dist/test/$1" -name '*.test.js' | sort ;;
     server) find dist/test/server -name '*.test.js' | grep -Ev "/($INTEGRATION_SERVER)\.test\.js$" | sort ;;
     hardening) find dist/test/hardening -name '*.test.js' | grep -Ev "/($INTEGRATION_HARDENING)\.test\.js$" | sort ;;
+    upstream) ls dist/test/store/kube-store.test.js ;;
     integration)
-      find dist/test/store -name '*.test.js' | sort
+      find dist/test/store -name '*.test.js' | grep -v '/kube-store\.test\.js$' | sort
       find dist/test/server -name '*.test.js' | grep -E "/($INTEGRATION_SERVER)\.test\.js$" | sort
       find dist/test/hardening -name '*.test.js' | grep -E "/($INTEGRATION_HARDENING)\.test\.js$" | sort
       ;;
-    covered) for s in unit harness beta ring; do scope_files "$s"; done ;;
+    covered) for s in unit harness beta ring hardening upstream; do scope_files "$s"; done ;;
     rest) all_files | grep -vxF -f <(scope_files covered) ;;
     all) all_files ;;
     *) echo "scripts/test.sh: unknown scope '$1'" >&2; return 2 ;;
