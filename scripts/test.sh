@@ -16,11 +16,12 @@
 #   upstream     test/store/kube-store.test.ts              (KubeStore against in-process roots; no etcd)
 #   integration  test/store/ but kube-store, test/server/{kubectl,kubectl-edit,promtool,scale-out,proxy-chain,examples},
 #                test/hardening/{operability,shape-safety}  (need etcd, kubectl, promtool, real processes)
-#   covered      unit harness beta ring hardening upstream (the scopes the coverage gate measures)
+#   covered      unit harness beta ring hardening upstream (the engine's own suites, no etcd or kubectl)
 #   rest         every test file not in `covered`
 #   all          every test file
 #
-# --coverage runs the scopes under c8 with the thresholds of .c8rc.json (--check-coverage).
+# --coverage runs the scopes under c8 with the thresholds of .c8rc.json (--check-coverage);
+# `npm test` is `--coverage all`: one run, every test, the gate over all of it.
 # $NODE picks the node binary (default: node on PATH), e.g. Node 22 from the npm registry:
 #   NODE="$(npx -y -p node@22 node -p process.execPath)" scripts/test.sh unit harness
 # The run uses source maps (a failure points at the .ts line) and test/support/summary-reporter.ts
@@ -31,7 +32,7 @@ cd "$(dirname "$0")/.."
 coverage=0
 if [ "${1:-}" = "--coverage" ]; then coverage=1; shift; fi
 if [ "$#" -eq 0 ]; then
-  sed -n '2,27p' "$0" >&2
+  sed -n '2,28p' "$0" >&2
   exit 2
 fi
 [ -d dist/test ] || { echo "scripts/test.sh: no dist/test (run npm run build first)" >&2; exit 2; }
