@@ -17,7 +17,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http2 from 'node:http2';
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -30,6 +29,7 @@ import { MemoryStore } from '../../src/store/memory-store.js';
 import { jitteredWatchTimeoutSeconds, resolveTimeouts } from '../../src/server/limits/timeouts.js';
 import { H2Watch, RawWatch, request } from '../support/http-client.js';
 import { startFixture, type Fixture } from '../server/server-fixture.js';
+import { makeSelfSignedCert } from '../support/self-signed-cert.js';
 
 const IDLE_MS = 300;
 const REQUEST_MS = 600;
@@ -182,33 +182,12 @@ describe('server timeouts', () => {
 describe('timeouts over TLS', () => {
   test('an idle HTTP/1.1-over-TLS keep-alive connection and an idle h2 session are closed', async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'wc-tls-'));
-    const key = join(dir, 'key.pem');
-    const cert = join(dir, 'cert.pem');
-    try {
-      execFileSync(
-        'openssl',
-        [
-          'req',
-          '-x509',
-          '-newkey',
-          'rsa:2048',
-          '-nodes',
-          '-keyout',
-          key,
-          '-out',
-          cert,
-          '-days',
-          '1',
-          '-subj',
-          '/CN=localhost',
-          '-addext',
-          'subjectAltName=IP:127.0.0.1',
-        ],
-        { stdio: 'ignore' },
-      );
-    } catch {
-      return t.skip('openssl is not installed');
+    const made = makeSelfSignedCert(dir);
+    if (typeof made === 'string') {
+      rmSync(dir, { recursive: true, force: true });
+      return t.skip(made);
     }
+    const { cert, key } = made;
     const f = await startFixture({
       mode: 'off',
       tls: { cert: readFileSync(cert), key: readFileSync(key) },

@@ -4,7 +4,6 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +11,7 @@ import { parseServeArgs } from '../../src/cli/serve-command.js';
 import { readKubeconfig, resolveUpstream } from '../../src/cli/kubeconfig.js';
 import { UsageError } from '../../src/cli/usage-error.js';
 import { request, waitUntil } from '../support/http-client.js';
+import { makeSelfSignedCert } from '../support/self-signed-cert.js';
 import { serve, type Served } from '../support/serve-process.js';
 
 async function stopServed(s: Served): Promise<void> {
@@ -119,41 +119,9 @@ describe('serve --store kube flags', () => {
   });
 });
 
-function makeCert(dir: string): { cert: string; key: string } | string {
-  try {
-    execFileSync('openssl', ['version'], { stdio: 'ignore' });
-  } catch {
-    return 'openssl is not installed (apt-get install -y openssl)';
-  }
-  const key = join(dir, 'key.pem');
-  const cert = join(dir, 'cert.pem');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-      '-days',
-      '1',
-      '-subj',
-      '/CN=localhost',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1,DNS:localhost',
-    ],
-    { stdio: 'ignore' },
-  );
-  return { cert, key };
-}
-
 describe('a proxy in front of a TLS root that needs a token', () => {
   const dir = mkdtempSync(join(tmpdir(), 'watchcache-proxy-tls-'));
-  const made = makeCert(dir);
+  const made = makeSelfSignedCert(dir);
 
   test(
     '--kubeconfig (CA data, token) and --upstream with --upstream-ca or --upstream-insecure-skip-tls-verify',

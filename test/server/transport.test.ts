@@ -7,7 +7,6 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import http2 from 'node:http2';
@@ -17,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EventDecoder, H2Watch, request, waitUntil } from '../support/http-client.js';
 import { classifyPreface, HTTP2_PREFACE } from '../../src/server/protocol-sniffer.js';
+import { makeSelfSignedCert } from '../support/self-signed-cert.js';
 import { pod, startFixture, type Fixture } from './server-fixture.js';
 
 const PODS = '/api/v1/namespaces/default/pods';
@@ -175,40 +175,12 @@ describe('HTTP/1.1 and h2c on one port', () => {
 });
 
 function makeCert(): { cert: Buffer; key: Buffer } | string {
-  let dir: string | undefined;
+  const dir = mkdtempSync(join(tmpdir(), 'watchcache-tls-'));
   try {
-    execFileSync('openssl', ['version'], { stdio: 'ignore' });
-  } catch {
-    return 'openssl is not installed (apt-get install -y openssl)';
-  }
-  try {
-    dir = mkdtempSync(join(tmpdir(), 'watchcache-tls-'));
-    const key = join(dir, 'key.pem');
-    const cert = join(dir, 'cert.pem');
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-keyout',
-        key,
-        '-out',
-        cert,
-        '-days',
-        '1',
-        '-subj',
-        '/CN=localhost',
-        '-addext',
-        'subjectAltName=IP:127.0.0.1,DNS:localhost',
-      ],
-      { stdio: 'ignore' },
-    );
-    return { cert: readFileSync(cert), key: readFileSync(key) };
+    const made = makeSelfSignedCert(dir);
+    return typeof made === 'string' ? made : { cert: readFileSync(made.cert), key: readFileSync(made.key) };
   } finally {
-    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 
