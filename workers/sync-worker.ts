@@ -7,7 +7,7 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { HistoryRingReader } from '../src/ring/history-ring.js';
+import { HistoryRingReader } from '../src/ring/ring-reader.js';
 import { ControlBlock } from '../src/beta/control-block.js';
 import type { MainToWorker, WorkerToMain } from '../src/beta/sync-messages.js';
 import { SyncWorkerEndpoint } from '../src/beta/sync-worker-endpoint.js';

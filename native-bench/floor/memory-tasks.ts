@@ -7,7 +7,9 @@
  * tinybench's own per-call cost does not dominate nanosecond operations.
  */
 import { Packr } from 'msgpackr';
-import { HistoryRing, createRingRecord, EventTypeCode } from '../../src/ring/history-ring.js';
+import { EventTypeCode } from '../../src/ring/ring-layout.js';
+import { createRingRecord } from '../../src/ring/ring-reader.js';
+import { HistoryRing } from '../../src/ring/ring-writer.js';
 import { SpscChannel } from '../../src/ring/spsc-channel.js';
 import { EventQueue } from '../../src/watch/event-queue.js';
 import { ChannelSlabs } from '../../src/beta/channel-slabs.js';

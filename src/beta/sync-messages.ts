@@ -3,7 +3,7 @@
  * event: adopt / hand back / expire are per watcher episode, `pushed` is one
  * batch per pass (so the main thread wakes consumers the worker fed).
  */
-import type { HistoryRingHandle } from '../ring/history-ring.js';
+import type { HistoryRingHandle } from '../ring/ring-layout.js';
 import type { SpscChannelHandle } from '../ring/spsc-channel.js';
 import type { PassOptions } from '../sync/pass-options.js';
 

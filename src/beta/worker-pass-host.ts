@@ -19,15 +19,8 @@ import { Unpackr } from 'msgpackr';
 import type { ChangeType, IndexerFunc, KubeObject } from '../core/types.js';
 import { realClock, type Clock } from '../core/clock.js';
 import { WatchCacheEvent } from '../history/watch-cache-event.js';
-import {
-  EventTypeCode,
-  HistoryRingReader,
-  ReadStatus,
-  TOO_OLD,
-  createRingRecord,
-  type HistoryRingHandle,
-  type RingRecord,
-} from '../ring/history-ring.js';
+import { EventTypeCode, type HistoryRingHandle } from '../ring/ring-layout.js';
+import { HistoryRingReader, ReadStatus, TOO_OLD, createRingRecord, type RingRecord } from '../ring/ring-reader.js';
 import { hash32, NO_VALUE_HASH } from '../ring/hash32.js';
 import { SpscChannel, WriterOwner, type Variant } from '../ring/spsc-channel.js';
 import { Delivery, Selection } from '../selection/selection.js';

@@ -20,7 +20,7 @@ import type { WatcherIndex } from '../dispatch/watcher-index.js';
 import type { EventHistory } from '../history/event-history.js';
 import type { WatchCacheEvent } from '../history/watch-cache-event.js';
 import type { CacheMetrics } from '../metrics/cache-metrics.js';
-import type { HistoryRingHandle } from '../ring/history-ring.js';
+import type { HistoryRingHandle } from '../ring/ring-layout.js';
 import type { PassOptions } from '../sync/pass-options.js';
 import type { InitialSource } from '../watch/initial-source.js';
 import type { WatcherChannel } from '../watch/watcher-channel.js';

@@ -6,7 +6,9 @@
  *  - src/cli reaches the benchmarks only through their command module;
  *  - no engine file imports test-only fault injection (src/testing/): the
  *    harness hands its faults to a cache as an engine-internal option
- *    (src/cache/engine-options.ts, src/watch/fault-points.ts).
+ *    (src/cache/engine-options.ts, src/watch/fault-points.ts);
+ *  - the threads that only read the history ring (the sync worker, a remote
+ *    watch consumer) never reach its writer (src/ring/ring-writer.ts).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -80,6 +82,14 @@ test('the worker thread entry reaches no tool either', () => {
     [],
   );
   assert.equal(packages.has('tinybench') || packages.has('hdr-histogram-js'), false);
+});
+
+test('the ring readers (sync worker thread, remote watch consumer) never reach the ring writer', () => {
+  for (const entry of ['workers/sync-worker.ts', 'src/beta/watch-port.ts']) {
+    const { files } = reachable(join(ROOT, entry));
+    assert.ok(files.has(join(ROOT, 'src/ring/ring-reader.ts')), `${entry} does not read the ring`);
+    assert.equal(files.has(join(ROOT, 'src/ring/ring-writer.ts')), false, `${entry} reaches src/ring/ring-writer.ts`);
+  }
 });
 
 test('src/cli reaches the benchmarks only through their command module', () => {

@@ -13,13 +13,8 @@
  * runner (node --test dist/test/) it does nothing.
  */
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
-import {
-  HistoryRingReader,
-  ReadStatus,
-  TOO_OLD,
-  createRingRecord,
-  type HistoryRingHandle,
-} from '../../src/ring/history-ring.js';
+import type { HistoryRingHandle } from '../../src/ring/ring-layout.js';
+import { HistoryRingReader, ReadStatus, TOO_OLD, createRingRecord } from '../../src/ring/ring-reader.js';
 import { hash32 } from '../../src/ring/hash32.js';
 import { checkEvent, namespaceOf, rvOf, typeCodeOf } from './ring-fixtures.js';
 

@@ -7,16 +7,9 @@ import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
 import test, { describe } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  EventTypeCode,
-  HistoryRing,
-  HistoryRingReader,
-  ReadStatus,
-  TOO_OLD,
-  createRingRecord,
-  eventTypeName,
-  type AppendMeta,
-} from '../../src/ring/history-ring.js';
+import { EventTypeCode, eventTypeName } from '../../src/ring/ring-layout.js';
+import { HistoryRingReader, ReadStatus, TOO_OLD, createRingRecord } from '../../src/ring/ring-reader.js';
+import { HistoryRing, type AppendMeta } from '../../src/ring/ring-writer.js';
 import { NO_VALUE_HASH, hash32 } from '../../src/ring/hash32.js';
 import { checkEvent, makeEvent, namespaceOf, rvOf, typeCodeOf } from './ring-fixtures.js';
 import type { ReaderWorkerData, ReaderWorkerResult } from './history-ring-reader-worker.js';

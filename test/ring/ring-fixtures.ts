@@ -5,7 +5,8 @@
  * exactly the one for that index. A torn or foreign payload fails the check.
  */
 import type { ChangeType } from '../../src/core/types.js';
-import { eventTypeCode, type RingEvent } from '../../src/ring/history-ring.js';
+import { eventTypeCode } from '../../src/ring/ring-layout.js';
+import type { RingEvent } from '../../src/ring/ring-reader.js';
 
 const TYPES: readonly ChangeType[] = ['ADDED', 'MODIFIED', 'DELETED'];
 
