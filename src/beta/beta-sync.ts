@@ -25,32 +25,23 @@ import type { FullChannelPolicy } from '../dispatch/full-channel-policy.js';
 import type { EventHistory } from '../history/event-history.js';
 import type { WatchCacheEvent } from '../history/watch-cache-event.js';
 import type { CacheMetrics } from '../metrics/cache-metrics.js';
-import { eventTypeCode } from '../ring/ring-layout.js';
-import { HistoryRing } from '../ring/ring-writer.js';
-import { hash32, hashOptional } from '../ring/hash32.js';
 import { WriterOwner } from '../ring/spsc-channel.js';
-import { Delivery } from '../selection/selection.js';
 import { UnsyncedSet } from '../sync/unsynced-set.js';
 import { channels } from '../observe/channels.js';
 import { Offer, offer } from '../watch/offer.js';
 import type { PassOptions } from '../sync/pass-options.js';
 import type { StallHooks } from '../sync/stall-policy.js';
 import type { Watcher } from '../watch/watcher.js';
-import { msgpack } from '../wire/watch-event.js';
 import { ControlBlock } from './control-block.js';
 import { SharedWatcherChannel, VARIANT_BOOKMARK } from './shared-watcher-channel.js';
 import { ChannelSlabs, type SlabSlot } from './channel-slabs.js';
 import { type AdoptRequest, type MainToWorker, type WorkerToMain } from './sync-messages.js';
-import type { RingSelectionData, WorkerPassHost } from './worker-pass-host.js';
+import type { WorkerPassHost } from './worker-pass-host.js';
+import { RingMirror } from './ring-mirror.js';
 import { SyncWorkerEndpoint } from './sync-worker-endpoint.js';
 
 /** Where the sync worker runs: a worker thread (production) or in-process on the engine's clock (simulation). */
 export type SyncWorkerPlacement = 'thread' | 'in-process';
-
-/** Arena bytes the ring may grow to per event of the largest history (payloads are ~4 KiB for a 2 KiB pod). */
-const RING_BYTES_PER_EVENT = 8 * 1024;
-/** The ring's arena limit (Int32 offsets). */
-const MAX_ARENA_BYTES = 0x7ffffff8;
 
 /** Introductions posted per turn of the event loop. */
 const INTRO_CHUNK = 256;
@@ -89,10 +80,10 @@ export class BetaSync implements FullChannelPolicy {
   private readonly metrics: CacheMetrics;
   private readonly hooks: StallHooks;
   private readonly source: object;
-  private readonly indexers: Record<string, IndexerFunc>;
   private readonly indexerFields: string[];
   private readonly lastDispatched: () => number;
-  private readonly ring: HistoryRing;
+  /** Step 1: the history mirrored into the shared ring (src/beta/ring-mirror.ts). */
+  private readonly ringMirror: RingMirror;
   private readonly control = new ControlBlock();
   /** Pooled channels and position cells: the worker gets each slab once, a watcher is then two numbers. */
   private readonly slabs = new ChannelSlabs((id, buffer) => this.post({ op: 'slab', id, buffer }));
@@ -107,10 +98,7 @@ export class BetaSync implements FullChannelPolicy {
   private readonly resourceName: string;
   /** Watchers whose channel and selection the worker has (first adopt sends them). */
   private readonly introduced = new Set<number>();
-  private readonly lowerBound: number;
   private closed = false;
-  /** Set when the ring could not mirror the history: the worker can no longer serve anyone. */
-  private desynced = false;
   /** Called when the worker reports an internal error (tests assert it never happens). */
   onWorkerError: ((message: string) => void) | undefined;
 
@@ -121,22 +109,21 @@ export class BetaSync implements FullChannelPolicy {
     this.hooks = init.hooks;
     this.source = init.source ?? this;
     this.unsynced = new UnsyncedSet(init.metrics, this.source);
-    this.indexers = init.indexers;
     this.indexerFields = Object.keys(init.indexers);
     this.lastDispatched = init.lastDispatchedRV;
-    this.lowerBound = init.history.lowerBound;
-    let maxCapacity = this.lowerBound;
-    while (maxCapacity < init.history.upperBound) maxCapacity *= 2;
-    // The ring must hold the whole history (issue 13, deliverable 5): a payload (the event's frame, its
-    // selection data and the previous object's frame) is ~4 KiB for a 2 KiB pod, so the arena may grow
-    // to 8 KiB per event of the largest history (address space reserved, memory used only as it grows);
-    // capped at 2 KiB per event it held about half of a 50,000-event history.
-    const arenaBytes = Math.max(64 * 1024, this.lowerBound * 2048);
-    this.ring = new HistoryRing({
-      capacity: this.lowerBound,
-      maxCapacity,
-      arenaBytes,
-      maxArenaBytes: Math.max(arenaBytes, Math.min(MAX_ARENA_BYTES, maxCapacity * RING_BYTES_PER_EVENT)),
+    this.ringMirror = new RingMirror({
+      history: init.history,
+      metrics: init.metrics,
+      indexers: init.indexers,
+      // The ring can no longer mirror the history: nobody unsynced can be served. End them honestly.
+      onDesync: (message, event) => {
+        this.onWorkerError?.(message);
+        for (const w of [...this.unsynced.values()]) this.hooks.expire(w, this.history.oldestServableRV() ?? event.rv);
+      },
+      onPublished: () => {
+        const endpoint = this.inProcess;
+        if (endpoint !== undefined) this.clock.setTimeout(() => endpoint.published(), 0);
+      },
     });
     this.clock = init.clock;
     this.placement = init.placement;
@@ -165,7 +152,7 @@ export class BetaSync implements FullChannelPolicy {
     }
     this.post({
       op: 'init',
-      ring: this.ring.handle,
+      ring: this.ringMirror.handle,
       control: this.control.buffer,
       pass: this.passOptions,
       indexerFields: this.indexerFields,
@@ -304,64 +291,18 @@ export class BetaSync implements FullChannelPolicy {
   }
 
   /** The history ring's handle (for consumers in other threads). */
-  get ringHandle(): HistoryRing['handle'] {
-    return this.ring.handle;
+  get ringHandle(): RingMirror['handle'] {
+    return this.ringMirror.handle;
   }
 
   /** A msgpack frame for an object no event has carried yet (one from the initial list). */
   encodeFrame(object: KubeObject): Uint8Array {
-    this.metrics.encoded('msgpack');
-    return msgpack.pack({ type: 'ADDED', object });
+    return this.ringMirror.encodeFrame(object);
   }
 
-  /**
-   * Step 1: mirror an appended history event into the ring, then publish.
-   * Payload: the event's wire frame `{type, object}` (its one msgpack
-   * encoding, shared with msgpack streams), the selection data, and the
-   * frame that carried the previous object (reused bytes, not re-encoded).
-   * Returns the event's frame (the object state keeps it for the next event).
-   */
+  /** Step 1: mirror an appended history event into the ring (src/beta/ring-mirror.ts); returns its frame. */
   appended(event: WatchCacheEvent, prevFrame: Uint8Array | undefined): Uint8Array | undefined {
-    if (this.desynced) return undefined;
-    this.syncCapacity();
-    const frame = event.deliver(Delivery.AsIs).msgpackFrame(this.metrics);
-    const sel: RingSelectionData = { hasPrev: prevFrame !== undefined };
-    if (this.indexerFields.length > 0) {
-      sel.iv = indexValues(this.indexers, event.object);
-      if (event.prevObject !== undefined) sel.piv = indexValues(this.indexers, event.prevObject);
-    }
-    const selBytes = msgpack.pack(sel);
-    const bytes = new Uint8Array(frame.length + selBytes.length + (prevFrame?.length ?? 0));
-    bytes.set(frame, 0);
-    bytes.set(selBytes, frame.length);
-    if (prevFrame !== undefined) bytes.set(prevFrame, frame.length + selBytes.length);
-    try {
-      const abs = this.ring.append(
-        {
-          rv: event.rv,
-          type: eventTypeCode(event.type),
-          nsHash: hash32(event.namespace),
-          nameHash: hash32(event.name),
-          triggerHash: hashOptional(event.triggerValue === '' ? undefined : event.triggerValue),
-          prevTriggerHash: hashOptional(event.prevTriggerValue === '' ? undefined : event.prevTriggerValue),
-          hasPrev: prevFrame !== undefined,
-        },
-        bytes,
-      );
-      if (abs !== event.index) throw new Error(`ring index ${abs} != history index ${event.index}`);
-    } catch (err) {
-      // The ring can no longer mirror the history: nobody unsynced can be served. End them honestly.
-      this.desynced = true;
-      this.onWorkerError?.(`history ring desynchronized: ${(err as Error).message}`);
-      for (const w of [...this.unsynced.values()]) this.hooks.expire(w, this.history.oldestServableRV() ?? event.rv);
-      return frame;
-    }
-    this.ring.publish();
-    if (this.inProcess !== undefined) {
-      const endpoint = this.inProcess;
-      this.clock.setTimeout(() => endpoint.published(), 0);
-    }
-    return frame;
+    return this.ringMirror.appended(event, prevFrame);
   }
 
   /**
@@ -375,7 +316,7 @@ export class BetaSync implements FullChannelPolicy {
     this.post({ op: 'reset' });
     for (const w of this.unsynced) w.cursor.raiseTo(w.receivedRV); // what the worker reached
     this.unsynced.clear();
-    if (!this.desynced && listRV >= this.ring.lastRV) this.ring.clear(listRV);
+    this.ringMirror.restartAfter(listRV);
     this.publishControl();
     for (const w of keep) this.readopt.add(w);
     for (const w of end) this.expireAfterReset.set(w, listRV + 1);
@@ -440,7 +381,7 @@ export class BetaSync implements FullChannelPolicy {
 
   private adoptNow(watcher: Watcher, stall: boolean): void {
     if (this.closed || !watcher.accepting) return;
-    if (this.desynced) {
+    if (this.ringMirror.desynced) {
       this.hooks.expire(watcher, this.history.oldestServableRV() ?? watcher.position + 1);
       return;
     }
@@ -495,15 +436,9 @@ export class BetaSync implements FullChannelPolicy {
   private publishControl(): void {
     let oldest = this.history.oldestServableRV();
     // The worker reads the ring: never claim an RV the ring has already dropped.
-    const ringOldest = this.ring.floorRV + 1;
+    const ringOldest = this.ringMirror.floorRV + 1;
     if (oldest !== undefined && ringOldest > oldest) oldest = ringOldest;
     this.control.publish(this.lastDispatched(), oldest);
-  }
-
-  private syncCapacity(): void {
-    let want = this.lowerBound;
-    while (want < this.history.capacity) want *= 2;
-    if (want !== this.ring.capacity && want <= this.ring.maxCapacity) this.ring.setCapacity(want);
   }
 
   private onWorkerMessage(msg: WorkerToMain): void {
@@ -678,13 +613,4 @@ function introduction(watcher: Watcher): Pick<AdoptRequest, 'channel' | 'selecti
   };
   if (channel.slot !== undefined) return { slot: { slab: channel.slot.slab, offset: channel.slot.offset }, selection };
   return { channel: channel.spsc.handle, selection, cell: channel.positionCell.buffer as SharedArrayBuffer };
-}
-
-function indexValues(indexers: Record<string, IndexerFunc>, object: KubeObject): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [field, fn] of Object.entries(indexers)) {
-    const v = fn(object);
-    if (v !== undefined) out[field] = v;
-  }
-  return out;
 }

@@ -20,7 +20,7 @@ import type { HistoryRingHandle } from '../ring/ring-layout.js';
 import { createRingRecord, HistoryRingReader, ReadStatus } from '../ring/ring-reader.js';
 import { POP_CLOSED, POP_EMPTY, SpscChannel, Terminal, type SpscChannelHandle } from '../ring/spsc-channel.js';
 import { VARIANT_ADDED, VARIANT_BOOKMARK, VARIANT_DELETED } from './shared-watcher-channel.js';
-import { decodeRingPayload } from './worker-pass-host.js';
+import { decodeRingPayload } from '../protocol/ring-payload.js';
 
 /** State cells shared by the server side and the consuming thread. */
 const PORT_ENDED = 0; // Int32 word: 1 once the server ended the watch, 2 when it expired it (410)

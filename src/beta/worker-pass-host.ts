@@ -16,7 +16,8 @@
  * it synced. Expired members are handed back with their 410.
  */
 import { Unpackr } from 'msgpackr';
-import type { ChangeType, IndexerFunc, KubeObject } from '../core/types.js';
+import { decodeRingPayload } from '../protocol/ring-payload.js';
+import type { IndexerFunc, KubeObject } from '../core/types.js';
 import { realClock, type Clock } from '../core/clock.js';
 import { WatchCacheEvent } from '../history/watch-cache-event.js';
 import { EventTypeCode, type HistoryRingHandle } from '../ring/ring-layout.js';
@@ -32,35 +33,6 @@ import { ControlBlock, type ControlSnapshot } from './control-block.js';
 import type { AdoptRequest, WorkerToMain } from './sync-messages.js';
 import { openRegion } from './channel-slabs.js';
 import { VARIANT_ADDED, VARIANT_AS_IS, VARIANT_DELETED } from './shared-watcher-channel.js';
-
-/**
- * A ring payload is msgpack values back to back: the event's wire frame
- * `{type, object}` (the same bytes msgpack streams send), then this, then
- * (when `hasPrev`) the frame that carried the previous object.
- */
-export interface RingSelectionData {
-  hasPrev?: boolean;
-  /** Indexer values of the object and of the previous object. */
-  iv?: Record<string, string>;
-  piv?: Record<string, string>;
-}
-
-export interface RingFrame {
-  type: ChangeType;
-  object: KubeObject;
-}
-
-/** Decode a ring payload: the event's frame, its selection data, and the previous object. */
-export function decodeRingPayload(
-  unpackr: Unpackr,
-  bytes: Uint8Array,
-): { frame: RingFrame; sel: RingSelectionData; prevObject: KubeObject | undefined } {
-  const values = unpackr.unpackMultiple(bytes) as unknown[];
-  const frame = values[0] as RingFrame;
-  const sel = (values[1] ?? {}) as RingSelectionData;
-  const prev = sel.hasPrev === true ? (values[2] as RingFrame | undefined) : undefined;
-  return { frame, sel, prevObject: prev?.object };
-}
 
 export class WorkerMember implements PassMember {
   readonly id: number;

@@ -1,0 +1,154 @@
+/**
+ * RingMirror: beta's mirror of the event history into the shared history
+ * ring (the main thread's side of KEP-6268 "Target design", step 1). Every
+ * event appended to the history is encoded once with msgpackr and appended
+ * to the ring at the same absolute index, then published with Atomics; the
+ * sync worker and remote consumers read it from there. The payload format is
+ * src/protocol/ring-payload.ts.
+ *
+ * When the ring can no longer mirror the history (an append fails), the
+ * mirror stops and reports it once through `onDesync`: nobody the worker
+ * serves can be served any more, and the owner ends them.
+ */
+import type { IndexerFunc, KubeObject } from '../core/types.js';
+import type { EventHistory } from '../history/event-history.js';
+import type { WatchCacheEvent } from '../history/watch-cache-event.js';
+import type { CacheMetrics } from '../metrics/cache-metrics.js';
+import { hash32, hashOptional } from '../ring/hash32.js';
+import { eventTypeCode, type HistoryRingHandle } from '../ring/ring-layout.js';
+import { HistoryRing } from '../ring/ring-writer.js';
+import { encodeRingPayload, type RingSelectionData } from '../protocol/ring-payload.js';
+import { Delivery } from '../selection/selection.js';
+import { msgpack } from '../wire/watch-event.js';
+
+/** Arena bytes the ring may grow to per event of the largest history (payloads are ~4 KiB for a 2 KiB pod). */
+const RING_BYTES_PER_EVENT = 8 * 1024;
+/** The ring's arena limit (Int32 offsets). */
+const MAX_ARENA_BYTES = 0x7ffffff8;
+
+export interface RingMirrorInit {
+  history: EventHistory;
+  metrics: CacheMetrics;
+  indexers: Record<string, IndexerFunc>;
+  /** The ring could not mirror an event (once; the mirror stops): end everyone the worker serves. */
+  onDesync: (message: string, event: WatchCacheEvent) => void;
+  /** Called after each publish (the in-process worker's wake-up; a thread wakes on Atomics). */
+  onPublished?: (() => void) | undefined;
+}
+
+export class RingMirror {
+  private readonly ring: HistoryRing;
+  private readonly history: EventHistory;
+  private readonly metrics: CacheMetrics;
+  private readonly indexers: Record<string, IndexerFunc>;
+  private readonly indexerFields: string[];
+  private readonly lowerBound: number;
+  private readonly onDesync: RingMirrorInit['onDesync'];
+  private readonly onPublished: (() => void) | undefined;
+  private failed = false;
+
+  constructor(init: RingMirrorInit) {
+    this.history = init.history;
+    this.metrics = init.metrics;
+    this.indexers = init.indexers;
+    this.indexerFields = Object.keys(init.indexers);
+    this.onDesync = init.onDesync;
+    this.onPublished = init.onPublished;
+    this.lowerBound = init.history.lowerBound;
+    let maxCapacity = this.lowerBound;
+    while (maxCapacity < init.history.upperBound) maxCapacity *= 2;
+    // The ring must hold the whole history (issue 13, deliverable 5): a payload (the event's frame, its
+    // selection data and the previous object's frame) is ~4 KiB for a 2 KiB pod, so the arena may grow
+    // to 8 KiB per event of the largest history (address space reserved, memory used only as it grows);
+    // capped at 2 KiB per event it held about half of a 50,000-event history.
+    const arenaBytes = Math.max(64 * 1024, this.lowerBound * 2048);
+    this.ring = new HistoryRing({
+      capacity: this.lowerBound,
+      maxCapacity,
+      arenaBytes,
+      maxArenaBytes: Math.max(arenaBytes, Math.min(MAX_ARENA_BYTES, maxCapacity * RING_BYTES_PER_EVENT)),
+    });
+  }
+
+  /** The ring's handle (for the sync worker and for consumers in other threads). */
+  get handle(): HistoryRingHandle {
+    return this.ring.handle;
+  }
+
+  /** The ring could not mirror the history: the worker can no longer serve anyone. */
+  get desynced(): boolean {
+    return this.failed;
+  }
+
+  /** RV of the last event the ring dropped (or its start RV): the worker can serve only after it. */
+  get floorRV(): number {
+    return this.ring.floorRV;
+  }
+
+  /** A relist: the ring restarts after listRV (unless the mirror has stopped, or RVs would go back). */
+  restartAfter(listRV: number): void {
+    if (!this.failed && listRV >= this.ring.lastRV) this.ring.clear(listRV);
+  }
+
+  /** A msgpack frame for an object no event has carried yet (one from the initial list). */
+  encodeFrame(object: KubeObject): Uint8Array {
+    this.metrics.encoded('msgpack');
+    return msgpack.pack({ type: 'ADDED', object });
+  }
+
+  /**
+   * Mirror an appended history event into the ring, then publish. Payload:
+   * the event's wire frame `{type, object}` (its one msgpack encoding, shared
+   * with msgpack streams), the selection data, and the frame that carried the
+   * previous object (reused bytes, not re-encoded). Returns the event's frame
+   * (the object state keeps it for the next event), undefined once desynced.
+   */
+  appended(event: WatchCacheEvent, prevFrame: Uint8Array | undefined): Uint8Array | undefined {
+    if (this.failed) return undefined;
+    this.syncCapacity();
+    const frame = event.deliver(Delivery.AsIs).msgpackFrame(this.metrics);
+    const sel: RingSelectionData = { hasPrev: prevFrame !== undefined };
+    if (this.indexerFields.length > 0) {
+      sel.iv = indexValues(this.indexers, event.object);
+      if (event.prevObject !== undefined) sel.piv = indexValues(this.indexers, event.prevObject);
+    }
+    try {
+      const abs = this.ring.append(
+        {
+          rv: event.rv,
+          type: eventTypeCode(event.type),
+          nsHash: hash32(event.namespace),
+          nameHash: hash32(event.name),
+          triggerHash: hashOptional(event.triggerValue === '' ? undefined : event.triggerValue),
+          prevTriggerHash: hashOptional(event.prevTriggerValue === '' ? undefined : event.prevTriggerValue),
+          hasPrev: prevFrame !== undefined,
+        },
+        encodeRingPayload(frame, sel, prevFrame),
+      );
+      if (abs !== event.index) throw new Error(`ring index ${abs} != history index ${event.index}`);
+    } catch (err) {
+      this.failed = true;
+      this.onDesync(`history ring desynchronized: ${(err as Error).message}`, event);
+      return frame;
+    }
+    this.ring.publish();
+    this.onPublished?.();
+    return frame;
+  }
+
+  /** The ring's slot capacity follows the history's (powers of two of its lower bound). */
+  private syncCapacity(): void {
+    let want = this.lowerBound;
+    while (want < this.history.capacity) want *= 2;
+    if (want !== this.ring.capacity && want <= this.ring.maxCapacity) this.ring.setCapacity(want);
+  }
+}
+
+function indexValues(indexers: Record<string, IndexerFunc>, object: KubeObject): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [field, fn] of Object.entries(indexers)) {
+    const v = fn(object);
+    if (v !== undefined) out[field] = v;
+  }
+  return out;
+}
