@@ -17,11 +17,11 @@ import type { CacheMetrics } from '../metrics/cache-metrics.js';
 import { hash32, hashOptional } from '../ring/hash32.js';
 import { eventTypeCode, type HistoryRingHandle } from '../ring/ring-layout.js';
 import { HistoryRing } from '../ring/ring-writer.js';
-import { encodeRingPayload, type RingSelectionData } from '../protocol/ring-payload.js';
+import { RingPayloadWriter } from '../protocol/ring-payload.js';
 import { Delivery } from '../selection/selection.js';
 import { msgpack } from '../wire/watch-event.js';
 
-/** Arena bytes the ring may grow to per event of the largest history (payloads are ~4 KiB for a 2 KiB pod). */
+/** Arena bytes the ring may grow to per event of the largest history (a payload is ~4 KiB for a 2 KiB pod). */
 const RING_BYTES_PER_EVENT = 8 * 1024;
 /** The ring's arena limit (Int32 offsets). */
 const MAX_ARENA_BYTES = 0x7ffffff8;
@@ -40,8 +40,8 @@ export class RingMirror {
   private readonly ring: HistoryRing;
   private readonly history: EventHistory;
   private readonly metrics: CacheMetrics;
-  private readonly indexers: Record<string, IndexerFunc>;
-  private readonly indexerFields: string[];
+  /** Builds each event's payload; the ring copies it straight into its arena. */
+  private readonly payload: RingPayloadWriter;
   private readonly lowerBound: number;
   private readonly onDesync: RingMirrorInit['onDesync'];
   private readonly onPublished: (() => void) | undefined;
@@ -50,15 +50,14 @@ export class RingMirror {
   constructor(init: RingMirrorInit) {
     this.history = init.history;
     this.metrics = init.metrics;
-    this.indexers = init.indexers;
-    this.indexerFields = Object.keys(init.indexers);
+    this.payload = new RingPayloadWriter(init.indexers);
     this.onDesync = init.onDesync;
     this.onPublished = init.onPublished;
     this.lowerBound = init.history.lowerBound;
     let maxCapacity = this.lowerBound;
     while (maxCapacity < init.history.upperBound) maxCapacity *= 2;
     // The ring must hold the whole history (issue 13, deliverable 5): a payload (the event's frame, its
-    // selection data and the previous object's frame) is ~4 KiB for a 2 KiB pod, so the arena may grow
+    // selection section and the previous object's frame) is ~4 KiB for a 2 KiB pod, so the arena may grow
     // to 8 KiB per event of the largest history (address space reserved, memory used only as it grows);
     // capped at 2 KiB per event it held about half of a 50,000-event history.
     const arenaBytes = Math.max(64 * 1024, this.lowerBound * 2048);
@@ -97,23 +96,23 @@ export class RingMirror {
   }
 
   /**
-   * Mirror an appended history event into the ring, then publish. Payload:
-   * the event's wire frame `{type, object}` (its one msgpack encoding, shared
-   * with msgpack streams), the selection data, and the frame that carried the
-   * previous object (reused bytes, not re-encoded). Returns the event's frame
-   * (the object state keeps it for the next event), undefined once desynced.
+   * Mirror an appended history event into the ring, then publish. Payload
+   * (src/protocol/ring-payload.ts): the event's wire frame `{type, object}`
+   * (its one msgpack encoding, shared with msgpack streams), the selection
+   * section (binary, no second msgpack), and the frame that carried the
+   * previous object (reused bytes, not re-encoded); all copied once, straight
+   * into the arena. Returns the event's frame (the object state keeps it for
+   * the next event), undefined once desynced.
    */
   appended(event: WatchCacheEvent, prevFrame: Uint8Array | undefined): Uint8Array | undefined {
     if (this.failed) return undefined;
     this.syncCapacity();
     const frame = event.deliver(Delivery.AsIs).msgpackFrame(this.metrics);
-    const sel: RingSelectionData = { hasPrev: prevFrame !== undefined };
-    if (this.indexerFields.length > 0) {
-      sel.iv = indexValues(this.indexers, event.object);
-      if (event.prevObject !== undefined) sel.piv = indexValues(this.indexers, event.prevObject);
-    }
+    // The previous object's values go with the frame that carries it (hasPrev), never without it.
+    const prevObject = prevFrame === undefined ? undefined : event.prevObject;
+    this.payload.set(frame, event.object, prevObject, prevObject === undefined ? undefined : prevFrame);
     try {
-      const abs = this.ring.append(
+      const abs = this.ring.appendPayload(
         {
           rv: event.rv,
           type: eventTypeCode(event.type),
@@ -121,9 +120,9 @@ export class RingMirror {
           nameHash: hash32(event.name),
           triggerHash: hashOptional(event.triggerValue === '' ? undefined : event.triggerValue),
           prevTriggerHash: hashOptional(event.prevTriggerValue === '' ? undefined : event.prevTriggerValue),
-          hasPrev: prevFrame !== undefined,
+          hasPrev: prevObject !== undefined,
         },
-        encodeRingPayload(frame, sel, prevFrame),
+        this.payload,
       );
       if (abs !== event.index) throw new Error(`ring index ${abs} != history index ${event.index}`);
     } catch (err) {
@@ -142,13 +141,4 @@ export class RingMirror {
     while (want < this.history.capacity) want *= 2;
     if (want !== this.ring.capacity && want <= this.ring.maxCapacity) this.ring.setCapacity(want);
   }
-}
-
-function indexValues(indexers: Record<string, IndexerFunc>, object: KubeObject): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [field, fn] of Object.entries(indexers)) {
-    const v = fn(object);
-    if (v !== undefined) out[field] = v;
-  }
-  return out;
 }

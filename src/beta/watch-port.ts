@@ -118,7 +118,11 @@ export class RemoteWatch implements AsyncIterableIterator<WatchEventLike> {
 
   private decode(ref: number, variant: number): WatchEventLike | undefined {
     if (this.reader.read(ref, this.record) !== ReadStatus.OK) return undefined;
-    const { frame, prevObject } = decodeRingPayload(this.unpackr, this.record.payload.subarray(0, this.record.length));
+    const { frame, prevObject } = decodeRingPayload(
+      this.unpackr,
+      this.record.payload.subarray(0, this.record.length),
+      this.record.hasPrev,
+    );
     this.lastRV = this.record.rv; // what this client has, for a later 410 message
     if (variant === VARIANT_ADDED) return { type: 'ADDED', object: frame.object };
     if (variant === VARIANT_DELETED) {

@@ -16,7 +16,7 @@
  * it synced. Expired members are handed back with their 410.
  */
 import { Unpackr } from 'msgpackr';
-import { decodeRingPayload } from '../protocol/ring-payload.js';
+import { decodeRingPayload, readRingSelection } from '../protocol/ring-payload.js';
 import type { IndexerFunc, KubeObject } from '../core/types.js';
 import { realClock, type Clock } from '../core/clock.js';
 import { WatchCacheEvent } from '../history/watch-cache-event.js';
@@ -174,6 +174,8 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
   private readonly record = createRingRecord(4096);
   private readonly unpackr = new Unpackr({ useRecords: false });
   private readonly indexers: Record<string, IndexerFunc>;
+  /** The indexer fields in the order the payload's selection section lists their values. */
+  private readonly indexerFields: string[];
   private readonly triggerField: string | undefined;
   private readonly values = new WeakMap<KubeObject, Record<string, string>>();
   private readonly scanned = new Map<number, RingEventRef>();
@@ -210,6 +212,7 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
     this.send = send;
     this.triggerField = triggerField;
     this.indexers = {};
+    this.indexerFields = indexerFields;
     for (const f of indexerFields) this.indexers[f] = (o: KubeObject) => this.values.get(o)?.[f];
     this.pass = new SyncPass(options, this);
     this.scheduler = new PassScheduler(clock, options, {
@@ -399,18 +402,29 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
       ref.decoded = null;
       return undefined;
     }
-    const { frame, sel, prevObject } = decodeRingPayload(
-      this.unpackr,
-      this.record.payload.subarray(0, this.record.length),
-    );
-    if (sel.iv !== undefined) this.values.set(frame.object, sel.iv);
-    if (prevObject !== undefined && sel.piv !== undefined) this.values.set(prevObject, sel.piv);
+    const bytes = this.record.payload.subarray(0, this.record.length);
+    const { frame, prevObject } = decodeRingPayload(this.unpackr, bytes, this.record.hasPrev);
+    if (this.indexerFields.length > 0) {
+      const sel = readRingSelection(bytes, this.indexerFields.length);
+      this.values.set(frame.object, this.valuesOf(sel.values));
+      if (prevObject !== undefined) this.values.set(prevObject, this.valuesOf(sel.prevValues));
+    }
     const trigger = this.triggerField === undefined ? undefined : this.indexers[this.triggerField];
     const ev = new WatchCacheEvent(frame.type, frame.object, prevObject, ref.rv, 0, trigger);
     ev.index = ref.index;
     this.decodes++;
     ref.decoded = ev;
     return ev;
+  }
+
+  /** Indexer values by field, as the worker's indexers look them up. */
+  private valuesOf(values: (string | undefined)[]): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (let i = 0; i < values.length; i++) {
+      const v = values[i];
+      if (v !== undefined) out[this.indexerFields[i]!] = v;
+    }
+    return out;
   }
 
   private afterPass(stats: PassStats, done: (stats: PassStats) => void): void {

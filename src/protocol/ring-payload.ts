@@ -1,56 +1,203 @@
 /**
  * Ring payload: what one history-ring slot's payload bytes hold, written by
- * the main thread's mirror (src/beta/ring-mirror.ts) and read by the sync
- * worker (src/beta/worker-pass-host.ts) and remote watch consumers
- * (src/beta/watch-port.ts). The one module both sides import.
+ * the main thread's mirror (src/beta/ring-mirror.ts) straight into the ring's
+ * arena, and read by the sync worker (src/beta/worker-pass-host.ts) and
+ * remote watch consumers (src/beta/watch-port.ts). The one module both
+ * sides import.
  *
- * A payload is msgpack values back to back:
+ * One payload (all integers little-endian u32; offsets from the payload's
+ * first byte, which the ring keeps 4-aligned):
  *
- *   order  value                       present            meaning
- *   -----  --------------------------  -----------------  ------------------------------------------
- *   1      {type, object}              always             the event's wire frame (the same bytes msgpack streams send)
- *   2      RingSelectionData           always             hasPrev; indexer values iv / piv (functions cannot cross threads)
- *   3      {type, object}              when hasPrev       the frame that carried the previous object (reused bytes)
+ *   offset        bytes  field        meaning
+ *   ------------  -----  -----------  -------------------------------------------------------------
+ *   0             4      FRAME_LEN    F: bytes of the event's frame
+ *   4             4      SEL_LEN      S: bytes of the selection data
+ *   8             F      FRAME        the event's wire frame {type, object}: its one msgpack encoding,
+ *                                     the same bytes msgpack streams send
+ *   8+F           S      SELECTION    binary, no msgpack (below)
+ *   8+F+S         rest   PREV_FRAME   when the slot's HAS_PREV bit is set: the frame that carried the
+ *                                     previous object (its bytes reused, never re-encoded)
+ *
+ * SELECTION: FLAGS (u32; bit 0 SKELETON_EXACT: namespace and name are strings
+ * or absent, equal in the object and the previous object, so a selection
+ * without label selectors whose field requirements are on metadata.name,
+ * metadata.namespace or indexed fields is decided exactly from this section
+ * alone), then strings, each as u32 length (0xffffffff: absent) plus UTF-8
+ * bytes: NAMESPACE, NAME, then for every indexer field in the order both
+ * sides got at start (the worker's `indexerFields`) the object's value and
+ * the previous object's value. Indexer values travel here because functions
+ * cannot cross threads; a non-string value is written as absent (selection
+ * reads both as '').
  */
 import type { Unpackr } from 'msgpackr';
-import type { ChangeType, KubeObject } from '../core/types.js';
-import { msgpack } from '../wire/watch-event.js';
-
-/** The payload's second value: what selection needs besides the objects. */
-export interface RingSelectionData {
-  hasPrev?: boolean;
-  /** Indexer values of the object and of the previous object. */
-  iv?: Record<string, string>;
-  piv?: Record<string, string>;
-}
+import type { ChangeType, IndexerFunc, KubeObject } from '../core/types.js';
 
 export interface RingFrame {
   type: ChangeType;
   object: KubeObject;
 }
 
-/** The payload of one event: its frame, its selection data, the previous object's frame. */
-export function encodeRingPayload(
-  frame: Uint8Array,
-  sel: RingSelectionData,
-  prevFrame: Uint8Array | undefined,
-): Uint8Array {
-  const selBytes = msgpack.pack(sel);
-  const bytes = new Uint8Array(frame.length + selBytes.length + (prevFrame?.length ?? 0));
-  bytes.set(frame, 0);
-  bytes.set(selBytes, frame.length);
-  if (prevFrame !== undefined) bytes.set(prevFrame, frame.length + selBytes.length);
-  return bytes;
+/** The SELECTION section of a payload, decoded (no msgpack). */
+export interface RingSelection {
+  /** SKELETON_EXACT: the strings below decide a label-free selection on name, namespace and indexed fields. */
+  exact: boolean;
+  namespace: string | undefined;
+  name: string | undefined;
+  /** Per indexer field (in `indexerFields` order): the object's value and the previous object's. */
+  values: (string | undefined)[];
+  prevValues: (string | undefined)[];
 }
 
-/** Decode a ring payload: the event's frame, its selection data, and the previous object. */
+const HEADER = 8;
+const ABSENT = 0xffffffff;
+const FLAG_SKELETON_EXACT = 1;
+const utf8 = new TextEncoder();
+const utf8d = new TextDecoder();
+
+/**
+ * Builds one payload at a time (reused across events: no allocation per
+ * event beyond a larger scratch when a selection section outgrows it). The
+ * frames are copied once, by writeTo, into the ring's arena (it is a
+ * ring-writer.ts PayloadSource).
+ */
+export class RingPayloadWriter {
+  private readonly fns: IndexerFunc[];
+  private scratch = new Uint8Array(256);
+  private selLen = 0;
+  private frame: Uint8Array = new Uint8Array(0);
+  private prevFrame: Uint8Array | undefined;
+
+  constructor(indexers: Record<string, IndexerFunc>) {
+    this.fns = Object.values(indexers);
+  }
+
+  /** Prepare the payload of one event (its frame, the previous object's frame, both objects). */
+  set(
+    frame: Uint8Array,
+    object: KubeObject,
+    prevObject: KubeObject | undefined,
+    prevFrame: Uint8Array | undefined,
+  ): this {
+    this.frame = frame;
+    this.prevFrame = prevFrame;
+    const md = object.metadata;
+    const ns = md?.namespace;
+    const name = md?.name;
+    const pmd = prevObject?.metadata;
+    const exact =
+      (ns === undefined || typeof ns === 'string') &&
+      (name === undefined || typeof name === 'string') &&
+      (prevObject === undefined || (pmd?.namespace === ns && pmd?.name === name));
+    let at = 4;
+    this.u32(0, exact ? FLAG_SKELETON_EXACT : 0);
+    at = this.str(at, typeof ns === 'string' ? ns : undefined);
+    at = this.str(at, typeof name === 'string' ? name : undefined);
+    for (const fn of this.fns) {
+      at = this.str(at, stringOrUndefined(fn(object)));
+      at = this.str(at, prevObject === undefined ? undefined : stringOrUndefined(fn(prevObject)));
+    }
+    this.selLen = at;
+    return this;
+  }
+
+  get byteLength(): number {
+    return HEADER + this.frame.length + this.selLen + (this.prevFrame?.length ?? 0);
+  }
+
+  writeTo(target: Uint8Array, offset: number): void {
+    const f = this.frame.length;
+    writeU32(target, offset, f);
+    writeU32(target, offset + 4, this.selLen);
+    target.set(this.frame, offset + HEADER);
+    target.set(this.scratch.subarray(0, this.selLen), offset + HEADER + f);
+    if (this.prevFrame !== undefined) target.set(this.prevFrame, offset + HEADER + f + this.selLen);
+  }
+
+  /** The payload as its own bytes (tests, and appends that take bytes). */
+  toBytes(): Uint8Array {
+    const out = new Uint8Array(this.byteLength);
+    this.writeTo(out, 0);
+    return out;
+  }
+
+  private u32(at: number, v: number): void {
+    this.room(at + 4);
+    writeU32(this.scratch, at, v);
+  }
+
+  private str(at: number, s: string | undefined): number {
+    if (s === undefined) {
+      this.u32(at, ABSENT);
+      return at + 4;
+    }
+    // UTF-8 takes at most 3 bytes per UTF-16 unit.
+    this.room(at + 4 + s.length * 3);
+    const n = utf8.encodeInto(s, this.scratch.subarray(at + 4)).written;
+    writeU32(this.scratch, at, n);
+    return at + 4 + n;
+  }
+
+  private room(n: number): void {
+    if (n <= this.scratch.length) return;
+    const bigger = new Uint8Array(Math.max(n, this.scratch.length * 2));
+    bigger.set(this.scratch);
+    this.scratch = bigger;
+  }
+}
+
+function stringOrUndefined(v: unknown): string | undefined {
+  return typeof v === 'string' ? v : undefined;
+}
+
+function writeU32(b: Uint8Array, at: number, v: number): void {
+  b[at] = v & 0xff;
+  b[at + 1] = (v >>> 8) & 0xff;
+  b[at + 2] = (v >>> 16) & 0xff;
+  b[at + 3] = (v >>> 24) & 0xff;
+}
+
+function readU32(b: Uint8Array, at: number): number {
+  return (b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16) | (b[at + 3]! << 24)) >>> 0;
+}
+
+/** The SELECTION section of `bytes` (one payload), without decoding any msgpack. */
+export function readRingSelection(bytes: Uint8Array, fieldCount: number): RingSelection {
+  const f = readU32(bytes, 0);
+  let at = HEADER + f;
+  const flags = readU32(bytes, at);
+  at += 4;
+  const read = (): string | undefined => {
+    const n = readU32(bytes, at);
+    at += 4;
+    if (n === ABSENT) return undefined;
+    const s = utf8d.decode(bytes.subarray(at, at + n));
+    at += n;
+    return s;
+  };
+  const namespace = read();
+  const name = read();
+  const values: (string | undefined)[] = [];
+  const prevValues: (string | undefined)[] = [];
+  for (let i = 0; i < fieldCount; i++) {
+    values.push(read());
+    prevValues.push(read());
+  }
+  return { exact: (flags & FLAG_SKELETON_EXACT) !== 0, namespace, name, values, prevValues };
+}
+
+/**
+ * Decode a ring payload: the event's frame and (when `hasPrev`, the slot's
+ * HAS_PREV bit) the previous object. msgpack decodes only the frames.
+ */
 export function decodeRingPayload(
   unpackr: Unpackr,
   bytes: Uint8Array,
-): { frame: RingFrame; sel: RingSelectionData; prevObject: KubeObject | undefined } {
-  const values = unpackr.unpackMultiple(bytes) as unknown[];
-  const frame = values[0] as RingFrame;
-  const sel = (values[1] ?? {}) as RingSelectionData;
-  const prev = sel.hasPrev === true ? (values[2] as RingFrame | undefined) : undefined;
-  return { frame, sel, prevObject: prev?.object };
+  hasPrev: boolean,
+): { frame: RingFrame; prevObject: KubeObject | undefined } {
+  const f = readU32(bytes, 0);
+  const s = readU32(bytes, 4);
+  const frame = unpackr.unpack(bytes.subarray(HEADER, HEADER + f)) as RingFrame;
+  if (!hasPrev) return { frame, prevObject: undefined };
+  const prev = unpackr.unpack(bytes.subarray(HEADER + f + s)) as RingFrame;
+  return { frame, prevObject: prev.object };
 }

@@ -93,6 +93,13 @@ export interface AppendMeta {
   hasPrev?: boolean;
 }
 
+/** A payload the writer copies straight into the arena (no intermediate buffer). */
+export interface PayloadSource {
+  readonly byteLength: number;
+  /** Write exactly byteLength bytes at target[offset ..]. */
+  writeTo(target: Uint8Array, offset: number): void;
+}
+
 /** Optional inputs of appendEvent. */
 export interface AppendEventKeys {
   /** Defaults to the object's metadata.resourceVersion. */
@@ -283,7 +290,22 @@ export class HistoryRing {
    * the absolute index; readers see it after the next publish().
    */
   append(meta: AppendMeta, payload: Uint8Array): number {
-    const len = payload.length;
+    this.bytes.payload = payload;
+    try {
+      return this.appendPayload(meta, this.bytes);
+    } finally {
+      this.bytes.payload = NO_BYTES; // keep no reference to the caller's bytes
+    }
+  }
+
+  private readonly bytes = new BytesSource();
+
+  /**
+   * Append a payload written by `source` straight into the arena at its
+   * place (one copy), as append() does with bytes.
+   */
+  appendPayload(meta: AppendMeta, source: PayloadSource): number {
+    const len = source.byteLength;
     const rv = meta.rv;
     if (len < 1) throw new RangeError('history ring: payload must not be empty');
     if (!Number.isSafeInteger(rv) || rv < this.lastRv) {
@@ -331,7 +353,7 @@ export class HistoryRing {
     // OLDEST ≤ its index after copying knows nothing it copied was reused.
     if (o !== this.oldest) this.evictTo(o, this.rvOf(o - 1));
 
-    this.arena.set(payload, p);
+    source.writeTo(this.arena, p);
 
     const base = (next % this.cap) * SLOT_I32;
     const fb = (next % this.cap) * SLOT_F64;
@@ -544,5 +566,18 @@ export class HistoryRing {
     Atomics.store(this.hI, H_ARENA_SIZE, size);
     this.arenaSize = size;
     this.statArenaGrowths++;
+  }
+}
+
+const NO_BYTES = new Uint8Array(0);
+
+/** append()'s bytes as a PayloadSource (one reused object). */
+class BytesSource implements PayloadSource {
+  payload: Uint8Array = NO_BYTES;
+  get byteLength(): number {
+    return this.payload.length;
+  }
+  writeTo(target: Uint8Array, offset: number): void {
+    target.set(this.payload, offset);
   }
 }
