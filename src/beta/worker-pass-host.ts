@@ -20,7 +20,7 @@ import { decodeRingPayload, readRingSelection } from '../protocol/ring-payload.j
 import type { IndexerFunc, KubeObject } from '../core/types.js';
 import { realClock, type Clock } from '../core/clock.js';
 import { WatchCacheEvent } from '../history/watch-cache-event.js';
-import { EventTypeCode, type HistoryRingHandle } from '../ring/ring-layout.js';
+import { EventTypeCode, eventTypeName, type HistoryRingHandle } from '../ring/ring-layout.js';
 import { HistoryRingReader, ReadStatus, TOO_OLD, createRingRecord, type RingRecord } from '../ring/ring-reader.js';
 import { hash32, NO_VALUE_HASH } from '../ring/hash32.js';
 import { SpscChannel, WriterOwner, type Variant } from '../ring/spsc-channel.js';
@@ -48,6 +48,11 @@ export class WorkerMember implements PassMember {
 
   /** It selects everything: the slot's type decides its delivery, no decode needed (issue 13, deliverable 4). */
   readonly everything: boolean;
+  /**
+   * Its selection reads only name, namespace and indexed fields (no label selector): the payload's
+   * selection section decides it exactly, without decoding the objects (src/protocol/ring-payload.ts).
+   */
+  readonly bySelectionSection: boolean;
   /** Scope hashes: a cheap test before any event is decoded for this member. */
   private readonly nsHash: number;
   private readonly nameHash: number;
@@ -62,6 +67,7 @@ export class WorkerMember implements PassMember {
     this.nameHash = known.nameHash;
     this.triggerHash = known.triggerHash;
     this.everything = known.selection.everything;
+    this.bySelectionSection = known.bySelectionSection;
     this.cursor.startAt(position);
     this.cursor.markUnsynced();
     this.reachedLive = reachedLive;
@@ -116,10 +122,17 @@ export class RingEventRef {
    * previous object, which arrives as ADDED.
    */
   readonly everythingVariant: number;
+  /** EventTypeCode and HAS_PREV of the slot. */
+  readonly type: number;
+  readonly hasPrev: boolean;
   decoded: WatchCacheEvent | null | undefined; // undefined: not yet; null: overwritten
+  /** The event rebuilt from the payload's selection section alone (undefined: not yet; null: not exact / overwritten). */
+  skeleton: WatchCacheEvent | null | undefined;
   constructor(r: RingRecord) {
     this.index = r.absIndex;
     this.rv = r.rv;
+    this.type = r.type;
+    this.hasPrev = r.hasPrev;
     this.everythingVariant = r.type === EventTypeCode.MODIFIED && !r.hasPrev ? VARIANT_ADDED : VARIANT_AS_IS;
     this.nsHash = r.nsHash;
     this.nameHash = r.nameHash;
@@ -161,6 +174,8 @@ export interface KnownWatcher {
   nsHash: number;
   nameHash: number;
   triggerHash: number;
+  /** See WorkerMember.bySelectionSection. */
+  bySelectionSection: boolean;
 }
 
 export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
@@ -261,6 +276,12 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
       nsHash: selection.namespace === '' ? NO_VALUE_HASH : hash32(selection.namespace),
       nameHash: selection.name === '' ? NO_VALUE_HASH : hash32(selection.name),
       triggerHash: selection.triggerValue === undefined ? NO_VALUE_HASH : hash32(selection.triggerValue),
+      bySelectionSection:
+        selection.labels.empty &&
+        selection.fields.requirements.every(
+          (r) =>
+            r.field === 'metadata.name' || r.field === 'metadata.namespace' || this.indexers[r.field] !== undefined,
+        ),
     };
     known.set(id, entry);
     return entry;
@@ -332,7 +353,9 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
       return Offer.Pushed;
     }
     if (!m.mightSelect(ref)) return Offer.NotSelected;
-    const ev = this.decode(ref);
+    // Invariant 4 (selection): a hash match is only a candidate; classify() decides exactly, on the
+    // selection section when it holds everything this selection reads, else on the decoded objects.
+    const ev = (m.bySelectionSection ? this.skeletonOf(ref) : undefined) ?? this.decode(ref);
     if (ev === undefined) return Offer.Full; // overwritten while scanning: owed; expiry decides next pass
     const d = m.selection.classify(ev);
     if (d === Delivery.None) return Offer.NotSelected;
@@ -393,6 +416,33 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
     this.scannedCount++;
     this.scanned.set(abs, ref);
     return ref;
+  }
+
+  /**
+   * The event as far as a label-free selection on name, namespace and indexed fields can see it,
+   * built from the payload's selection section without decoding any msgpack (once per pass);
+   * undefined when the section is not exact for it (then the payload is decoded) or overwritten.
+   */
+  private skeletonOf(ref: RingEventRef): WatchCacheEvent | undefined {
+    if (ref.skeleton !== undefined) return ref.skeleton ?? undefined;
+    ref.skeleton = null;
+    if (ref.decoded !== undefined) return undefined; // decoded already: use that
+    if (this.reader.read(ref.index, this.record) !== ReadStatus.OK) return undefined;
+    const sel = readRingSelection(this.record.payload.subarray(0, this.record.length), this.indexerFields.length);
+    if (!sel.exact) return undefined;
+    const metadata = { namespace: sel.namespace, name: sel.name };
+    const object: KubeObject = { metadata };
+    this.values.set(object, this.valuesOf(sel.values));
+    let prevObject: KubeObject | undefined;
+    if (ref.hasPrev) {
+      prevObject = { metadata };
+      this.values.set(prevObject, this.valuesOf(sel.prevValues));
+    }
+    const trigger = this.triggerField === undefined ? undefined : this.indexers[this.triggerField];
+    const ev = new WatchCacheEvent(eventTypeName(ref.type), object, prevObject, ref.rv, 0, trigger);
+    ev.index = ref.index;
+    ref.skeleton = ev;
+    return ev;
   }
 
   /** Decode a scanned event's payload once (per pass); undefined if it was overwritten meanwhile. */
