@@ -3,7 +3,7 @@
  * history, read by both threads (the writer, src/ring/ring-writer.ts, on the
  * main thread; readers, src/ring/ring-reader.ts, in the sync worker and in
  * remote consumer threads). Offsets, word meanings and the seqlock rules are
- * defined here once; what a payload's bytes mean is its writer's business.
+ * defined here once; what a payload's bytes mean is src/protocol/ring-payload.ts.
  *
  * Three shared buffers, all in one structured-cloneable {@link HistoryRingHandle}:
  *
