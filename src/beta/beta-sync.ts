@@ -30,7 +30,7 @@ import type { WatchCacheEvent } from '../history/watch-cache-event.js';
 import type { CacheMetrics } from '../metrics/cache-metrics.js';
 import { eventTypeCode, HistoryRing } from '../ring/history-ring.js';
 import { hash32, hashOptional } from '../ring/hash32.js';
-import { WriterOwner } from '../ring/spsc-channel.js';
+import { WriterOwner } from '../protocol/channel-variants.js';
 import { Delivery } from '../selection/selection.js';
 import { UnsyncedSet } from '../sync/unsynced-set.js';
 import { channels } from '../observe/channels.js';

@@ -25,9 +25,9 @@ import type { Clock, TimerHandle } from '../core/clock.js';
 import type { EventHistory } from '../history/event-history.js';
 import type { CacheMetrics } from '../metrics/cache-metrics.js';
 import { channels } from '../observe/channels.js';
-import { WriterOwner } from '../ring/spsc-channel.js';
+import { Variant, WriterOwner } from '../protocol/channel-variants.js';
 import type { Watcher } from '../watch/watcher.js';
-import { VARIANT_BOOKMARK, type SharedWatcherChannel } from './shared-watcher-channel.js';
+import type { SharedWatcherChannel } from './shared-watcher-channel.js';
 import type { AdoptRequest, MainToWorker, WorkerToMain } from './sync-messages.js';
 import { SyncWorkerEndpoint } from './sync-worker-endpoint.js';
 import type { WorkerPassHost } from './worker-pass-host.js';
@@ -352,7 +352,7 @@ export function recoverPosition(w: Watcher, history: EventHistory): void {
   const ref = channel.spsc.lastPushedRef();
   if (
     ref >= 0 &&
-    (channel.spsc.lastPushedVariant as number) !== VARIANT_BOOKMARK &&
+    channel.spsc.lastPushedVariant !== Variant.BOOKMARK &&
     ref >= history.startIndex &&
     ref < history.endIndex
   ) {

@@ -8,7 +8,8 @@
 import { Worker } from 'node:worker_threads';
 import test, { describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { POP_CLOSED, POP_EMPTY, SpscChannel, Terminal, Variant, WriterOwner } from '../../src/ring/spsc-channel.js';
+import { POP_CLOSED, POP_EMPTY, SpscChannel } from '../../src/ring/spsc-channel.js';
+import { Terminal, Variant, WriterOwner } from '../../src/protocol/channel-variants.js';
 import { HistoryRing, ReadStatus, createRingRecord } from '../../src/ring/history-ring.js';
 import { makeEvent, rvOf } from './ring-fixtures.js';
 import type { SpscWorkerData, SpscWorkerResult } from './spsc-worker.js';
