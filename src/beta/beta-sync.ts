@@ -43,6 +43,7 @@ import { SharedWatcherChannel } from './shared-watcher-channel.js';
 import { ChannelSlabs, type SlabSlot } from './channel-slabs.js';
 import { expiredByWorker, handBack, type HandBackContext } from './hand-back.js';
 import { RelistReset } from './relist-reset.js';
+import { StallHandOver } from './stall-hand-over.js';
 import type { SyncWorkerEndpoint } from './sync-worker-endpoint.js';
 import {
   recoverPosition,
@@ -92,6 +93,8 @@ export class BetaSync implements HandBackContext {
   private quarantine: { slot: SlabSlot; channel: SharedWatcherChannel }[] = [];
   private readonly link: SyncWorkerLink;
   private readonly relist: RelistReset;
+  /** Stalls marked in the dispatch, handed to the worker in chunks (stall-hand-over.ts). */
+  private readonly stalls: StallHandOver;
   private readonly clock: Clock;
   private readonly lowerBound: number;
   private closed = false;
@@ -156,6 +159,11 @@ export class BetaSync implements HandBackContext {
       handler,
     });
     this.relist = new RelistReset(this.link, this.unsynced, this.hooks, (w) => this.adopt(w));
+    this.stalls = new StallHandOver(init.clock, {
+      mark: (w) => this.unsynced.markStalled(w),
+      handOver: (w) => this.handOverStalled(w),
+      drop: (w) => this.unsynced.remove(w), // a no-op when watcherEnded removed it already
+    });
   }
 
   /**
@@ -329,6 +337,8 @@ export class BetaSync implements HandBackContext {
    * the others.
    */
   reset(listRV: number, keep: readonly Watcher[], end: readonly Watcher[]): void {
+    // Every watcher the cache counts as unsynced (the cursor flag) must be the worker's before it drops them.
+    this.stalls.complete();
     this.relist.begin(listRV, keep, end);
     if (!this.desynced && listRV >= this.ring.lastRV) this.ring.clear(listRV);
     this.publishControl();
@@ -345,18 +355,53 @@ export class BetaSync implements HandBackContext {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.stalls.close();
     this.link.close();
     this.unsynced.clear();
   }
 
   /**
-   * Hand `watcher` to the sync worker at its position: a stall, or (one resync
-   * path) a watch that starts at an old RV.
+   * The live path found `watcher`'s channel full at X and left its position
+   * at X - 1: mark it unsynced now, hand it to the worker in a later turn
+   * (stall-hand-over.ts, step 1).
    */
-  adopt(watcher: Watcher, stall = false): void {
+  stall(watcher: Watcher): void {
+    this.stalls.stalled(watcher);
+  }
+
+  /** Stalled watchers marked and not yet handed to the worker (tests). */
+  get stallsPending(): number {
+    return this.stalls.pending;
+  }
+
+  /**
+   * Hand `watcher` to the sync worker at its position now: (one resync path)
+   * a watch that starts at an old RV, a hand-back still behind, a re-adopt
+   * after a restart or a relist.
+   */
+  adopt(watcher: Watcher): void {
     const timed = channels.catchUpMain.hasSubscribers; // timed only while someone listens
     const t0 = timed ? performance.now() : 0;
-    this.adoptNow(watcher, stall);
+    this.adoptNow(watcher);
+    if (timed) channels.catchUpMain.publish({ cache: this.source, step: 'adopt', durationMs: performance.now() - t0 });
+  }
+
+  /** Stall hand-over, step 2, for one marked watcher that still accepts. */
+  private handOverStalled(watcher: Watcher): void {
+    const timed = channels.catchUpMain.hasSubscribers;
+    const t0 = timed ? performance.now() : 0;
+    if (this.desynced) {
+      this.unsynced.remove(watcher);
+      this.hooks.expire(watcher, this.history.oldestServableRV() ?? watcher.position + 1);
+    } else if (this.unsynced.join(watcher)) {
+      // Invariant 1 (position): nothing moved it since the mark (no push while flagged), so the worker
+      // starts at X - 1 and re-offers X from the ring (appended before it was dispatched).
+      this.hooks.unsynced(watcher); // separate sets: out of the live index
+      // Single writer: the main thread has not pushed since the mark; the worker may start only after this
+      // hand-off, and it hears of the watcher only through the adopt queued below it.
+      (watcher.queue as SharedWatcherChannel).handToWorker();
+      this.link.adopt(watcher);
+    }
     if (timed) channels.catchUpMain.publish({ cache: this.source, step: 'adopt', durationMs: performance.now() - t0 });
   }
 
@@ -370,7 +415,7 @@ export class BetaSync implements HandBackContext {
     this.adopt(watcher);
   }
 
-  private adoptNow(watcher: Watcher, stall: boolean): void {
+  private adoptNow(watcher: Watcher): void {
     if (this.closed || !watcher.accepting) return;
     if (this.desynced) {
       this.hooks.expire(watcher, this.history.oldestServableRV() ?? watcher.position + 1);
@@ -378,7 +423,7 @@ export class BetaSync implements HandBackContext {
     }
     const channel = watcher.queue as SharedWatcherChannel;
     // The cursor is the shared cell: the worker reads the position from it.
-    if (stall ? this.unsynced.stall(watcher) : this.unsynced.enter(watcher)) this.hooks.unsynced(watcher); // separate sets: out of the live index
+    if (this.unsynced.enter(watcher)) this.hooks.unsynced(watcher); // separate sets: out of the live index
     // Single writer: the main thread stops pushing before the worker may start.
     channel.handToWorker();
     this.link.adopt(watcher);

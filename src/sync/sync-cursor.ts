@@ -21,6 +21,7 @@ export class SyncCursor {
   #unsynced = false;
   #newUnsynced = false;
   #passPushes = 0;
+  #joinPending = false;
 
   constructor(cell: Float64Array = new Float64Array(CELL_SLOTS)) {
     if (cell.length < CELL_SLOTS) throw new RangeError(`a cursor cell needs ${CELL_SLOTS} slots, got ${cell.length}`);
@@ -45,6 +46,10 @@ export class SyncCursor {
   /** The consumer emptied its channel since the last service (candidate order key 2). */
   get drainedSinceService(): boolean {
     return this.cell[CELL_DRAINED] === 1;
+  }
+  /** Unsynced, and not yet a member of its set: beta's chunked stall hand-over (src/beta/stall-hand-over.ts). */
+  get joinPending(): boolean {
+    return this.#joinPending;
   }
   /** Events pushed by passes since it went unsynced. */
   get passPushes(): number {
@@ -75,6 +80,10 @@ export class SyncCursor {
     this.#newUnsynced = true;
     this.#passPushes = 0;
     return true;
+  }
+  /** Set while it waits to join its unsynced set (UnsyncedSet only). */
+  setJoinPending(pending: boolean): void {
+    this.#joinPending = pending;
   }
   /** Back on the live path. */
   markSynced(): void {

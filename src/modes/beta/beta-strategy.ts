@@ -54,7 +54,8 @@ export class BetaStrategy extends BetaSync implements CatchUpStrategy, WatcherPl
     // Invariant 1 (position): a failed push of X leaves the position at X - 1 at most (never lower);
     // X is in the history and in the ring, so the worker re-offers it.
     watcher.cursor.missed(event.rv);
-    this.adopt(watcher, true);
+    // Marked unsynced now, handed to the worker in a later turn: a mass stall is no pause.
+    this.stall(watcher);
   }
   afterEvent(): boolean {
     return false; // never waits
