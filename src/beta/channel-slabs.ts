@@ -17,10 +17,7 @@
  * own: that thread may read its channel after the watch ended.
  */
 import { SpscChannel } from '../ring/spsc-channel.js';
-import { CELL_SLOTS } from '../sync/sync-cursor.js';
-
-/** Bytes of a position cell at the start of a region. */
-export const CELL_BYTES = 8 * CELL_SLOTS;
+import { CELL_BYTES, CELL_SLOTS } from '../protocol/cursor-cell.js';
 
 /** Default slab size: about 4,000 channels of 100 slots. */
 const DEFAULT_SLAB_BYTES = 4 * 1024 * 1024;

@@ -22,27 +22,14 @@
  * (`handToWorker`). A watcher consumed in another thread keeps buffers of its
  * own and the Atomics push (its consumer may park on the channel).
  */
-import { Delivery } from '../selection/selection.js';
-import { SpscChannel, POP_CLOSED, POP_EMPTY, Terminal, WriterOwner, type Variant } from '../ring/spsc-channel.js';
+import { deliveryOf, Terminal, Variant, variantOf, WriterOwner } from '../protocol/channel-variants.js';
+import { PortStateCells } from '../protocol/port-state-cells.js';
+import { SpscChannel, POP_CLOSED, POP_EMPTY } from '../ring/spsc-channel.js';
 import type { EventHistory } from '../history/event-history.js';
 import { OVERWRITTEN, type WatcherChannel } from '../watch/watcher-channel.js';
 import type { WatchEvent } from '../wire/watch-event.js';
-import { CELL_SLOTS } from '../sync/sync-cursor.js';
-import { CELL_BYTES, type SlabSlot } from './channel-slabs.js';
-
-/** Channel variant codes: the ring's three (as is, ADDED, DELETED) plus our BOOKMARK. */
-export const VARIANT_AS_IS = 0;
-export const VARIANT_ADDED = 1;
-export const VARIANT_DELETED = 2;
-export const VARIANT_BOOKMARK = 3;
-
-function variantOf(delivery: Delivery): number {
-  return delivery === Delivery.Added ? VARIANT_ADDED : delivery === Delivery.Deleted ? VARIANT_DELETED : VARIANT_AS_IS;
-}
-
-function deliveryOf(variant: number): Delivery {
-  return variant === VARIANT_ADDED ? Delivery.Added : variant === VARIANT_DELETED ? Delivery.Deleted : Delivery.AsIs;
-}
+import { CELL_BYTES, CELL_SLOTS } from '../protocol/cursor-cell.js';
+import type { SlabSlot } from './channel-slabs.js';
 
 export class SharedWatcherChannel implements WatcherChannel {
   readonly spsc: SpscChannel;
@@ -112,18 +99,13 @@ export class SharedWatcherChannel implements WatcherChannel {
   }
 
   endRemote(expired?: { position: number; oldestMinus1: number }): void {
-    const state = this.remoteState;
-    if (state === undefined) return;
-    const f64 = new Float64Array(state, 0, 3);
-    const i32 = new Int32Array(state, 0, 1);
-    if (expired !== undefined) {
-      f64[1] = expired.position;
-      f64[2] = expired.oldestMinus1;
-    }
+    if (this.remoteState === undefined) return;
+    const state = new PortStateCells(this.remoteState);
+    if (expired !== undefined) state.recordExpiry(expired.position, expired.oldestMinus1);
     if (this.spsc.writerOwner === WriterOwner.MAIN)
       this.spsc.close(expired !== undefined ? Terminal.EXPIRED : Terminal.END);
     else {
-      Atomics.store(i32, 0, expired !== undefined ? 2 : 1);
+      state.raiseEnded(expired !== undefined);
       this.spsc.wakeConsumer();
     }
   }
@@ -161,17 +143,13 @@ export class SharedWatcherChannel implements WatcherChannel {
     }
     const local = this.remoteState === undefined;
     if (event.type === 'BOOKMARK') {
-      if (
-        !(local
-          ? this.spsc.pushLocal(event.rv, VARIANT_BOOKMARK as Variant)
-          : this.spsc.tryPush(event.rv, VARIANT_BOOKMARK as Variant))
-      )
+      if (!(local ? this.spsc.pushLocal(event.rv, Variant.BOOKMARK) : this.spsc.tryPush(event.rv, Variant.BOOKMARK)))
         return false;
       if (local) this.bookmarks.push(event); // a remote consumer builds its own
       return true;
     }
     if (event.ref < 0) throw new Error(`watch event ${event.type}@${event.rv} has no history reference`);
-    const variant = variantOf(event.delivery) as Variant;
+    const variant = variantOf(event.delivery);
     // The consumer of a local channel is this thread and never parks on it: the plain push suffices.
     return local ? this.spsc.pushLocal(event.ref, variant) : this.spsc.tryPush(event.ref, variant);
   }
@@ -183,8 +161,8 @@ export class SharedWatcherChannel implements WatcherChannel {
     if (ref === POP_EMPTY || ref === POP_CLOSED) return undefined;
     // Room in a channel the worker feeds: it may be parked because every channel was full.
     if (!this.mainOwns) this.onRoomForWorker?.();
-    const variant = this.spsc.lastVariant as number;
-    if (variant === VARIANT_BOOKMARK) return this.bookmarks.shift();
+    const variant = this.spsc.lastVariant;
+    if (variant === Variant.BOOKMARK) return this.bookmarks.shift();
     const h = this.history;
     if (ref < h.startIndex || ref >= h.endIndex) return OVERWRITTEN;
     return h.at(ref).deliver(deliveryOf(variant));

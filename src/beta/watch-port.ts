@@ -18,21 +18,17 @@ import { makeStatus } from '../core/errors.js';
 import { apiVersionOf, type KubeObject, type ResourceInfo, type WatchEventLike } from '../core/types.js';
 import type { HistoryRingHandle } from '../ring/ring-layout.js';
 import { createRingRecord, HistoryRingReader, ReadStatus } from '../ring/ring-reader.js';
-import { POP_CLOSED, POP_EMPTY, SpscChannel, Terminal, type SpscChannelHandle } from '../ring/spsc-channel.js';
-import { VARIANT_ADDED, VARIANT_BOOKMARK, VARIANT_DELETED } from './shared-watcher-channel.js';
+import { POP_CLOSED, POP_EMPTY, SpscChannel, type SpscChannelHandle } from '../ring/spsc-channel.js';
+import { Terminal, Variant } from '../protocol/channel-variants.js';
+import { PortEnded, PortStateCells } from '../protocol/port-state-cells.js';
 import { decodeRingPayload } from '../protocol/ring-payload.js';
-
-/** State cells shared by the server side and the consuming thread. */
-const PORT_ENDED = 0; // Int32 word: 1 once the server ended the watch, 2 when it expired it (410)
-const PORT_POSITION = 1; // Float64 word: the 410's resource version
-const PORT_OLDEST = 2; // Float64 word: the 410's oldest servable RV - 1
 
 export interface WatchPortHandle {
   readonly kind: 'watchcache.watch-port';
   readonly version: 1;
   readonly channel: SpscChannelHandle;
   readonly ring: HistoryRingHandle;
-  /** Int32 [ENDED] + Float64 [_, POSITION, OLDEST] (24 bytes). */
+  /** The port's state cells (src/protocol/port-state-cells.ts). */
   readonly state: SharedArrayBuffer;
   /** The watcher's cursor cell (shared): the consumer sets its drained flag, as an in-thread one does. */
   readonly cursor: Float64Array;
@@ -41,18 +37,13 @@ export interface WatchPortHandle {
   readonly resource: ResourceInfo;
 }
 
-export function newPortState(): SharedArrayBuffer {
-  return new SharedArrayBuffer(24);
-}
-
 /** The consuming side: an async iterator of events in any thread. */
 export class RemoteWatch implements AsyncIterableIterator<WatchEventLike> {
   private readonly channel: SpscChannel;
   private readonly reader: HistoryRingReader;
   private readonly record = createRingRecord(4096);
   private readonly unpackr = new Unpackr({ useRecords: false });
-  private readonly i32: Int32Array;
-  private readonly f64: Float64Array;
+  private readonly state: PortStateCells;
   private readonly cursor: SyncCursor;
   private readonly resource: ResourceInfo;
   private initial: WatchEventLike[];
@@ -64,8 +55,7 @@ export class RemoteWatch implements AsyncIterableIterator<WatchEventLike> {
       throw new TypeError('openWatch: not a watch port handle');
     this.channel = new SpscChannel(handle.channel);
     this.reader = new HistoryRingReader(handle.ring);
-    this.i32 = new Int32Array(handle.state, 0, 1);
-    this.f64 = new Float64Array(handle.state, 0, 3);
+    this.state = new PortStateCells(handle.state);
     this.cursor = new SyncCursor(handle.cursor);
     this.resource = handle.resource;
     this.initial =
@@ -79,20 +69,20 @@ export class RemoteWatch implements AsyncIterableIterator<WatchEventLike> {
       if (first !== undefined) return { done: false, value: first };
       const ref = this.channel.pop();
       if (ref === POP_EMPTY) {
-        const ended = Atomics.load(this.i32, PORT_ENDED);
-        if (ended === 2) return this.expired(this.f64[PORT_POSITION]!, this.f64[PORT_OLDEST]!);
-        if (ended !== 0) return this.finish();
+        const ended = this.state.ended;
+        if (ended === PortEnded.EXPIRED) return this.expired(this.state.position, this.state.oldestMinus1);
+        if (ended !== PortEnded.OPEN) return this.finish();
         await this.channel.waitForData(undefined, true);
         continue;
       }
       if (ref === POP_CLOSED) {
         if (this.channel.terminal === Terminal.EXPIRED)
-          return this.expired(this.f64[PORT_POSITION]!, this.f64[PORT_OLDEST]!);
+          return this.expired(this.state.position, this.state.oldestMinus1);
         return this.finish();
       }
-      const variant = this.channel.lastVariant as number;
+      const variant = this.channel.lastVariant;
       if (this.channel.size === 0) this.cursor.drained(); // candidate order key 2, seen by the sync worker
-      if (variant === VARIANT_BOOKMARK) return { done: false, value: this.bookmark(ref) };
+      if (variant === Variant.BOOKMARK) return { done: false, value: this.bookmark(ref) };
       const ev = this.decode(ref, variant);
       // The reference left the ring: an honest 410, never wrong data.
       if (ev === undefined) return this.expired(this.lastRV, this.reader.floorRV);
@@ -116,7 +106,7 @@ export class RemoteWatch implements AsyncIterableIterator<WatchEventLike> {
     return this;
   }
 
-  private decode(ref: number, variant: number): WatchEventLike | undefined {
+  private decode(ref: number, variant: Variant): WatchEventLike | undefined {
     if (this.reader.read(ref, this.record) !== ReadStatus.OK) return undefined;
     const { frame, prevObject } = decodeRingPayload(
       this.unpackr,
@@ -124,8 +114,8 @@ export class RemoteWatch implements AsyncIterableIterator<WatchEventLike> {
       this.record.hasPrev,
     );
     this.lastRV = this.record.rv; // what this client has, for a later 410 message
-    if (variant === VARIANT_ADDED) return { type: 'ADDED', object: frame.object };
-    if (variant === VARIANT_DELETED) {
+    if (variant === Variant.ADDED) return { type: 'ADDED', object: frame.object };
+    if (variant === Variant.DELETED) {
       const prev = prevObject ?? frame.object;
       return {
         type: 'DELETED',

@@ -23,8 +23,9 @@ import { WatchCacheEvent } from '../history/watch-cache-event.js';
 import { EventTypeCode, eventTypeName, type HistoryRingHandle } from '../ring/ring-layout.js';
 import { HistoryRingReader, ReadStatus, TOO_OLD, createRingRecord, type RingRecord } from '../ring/ring-reader.js';
 import { hash32, NO_VALUE_HASH } from '../ring/hash32.js';
-import { SpscChannel, WriterOwner, type Variant } from '../ring/spsc-channel.js';
+import { SpscChannel } from '../ring/spsc-channel.js';
 import { Delivery, Selection } from '../selection/selection.js';
+import { Variant, variantOf, WriterOwner } from '../protocol/channel-variants.js';
 import type { PassOptions } from '../sync/pass-options.js';
 import { PassScheduler } from '../sync/pass-scheduler.js';
 import { Offer, SyncPass, type PassCursor, type PassHost, type PassMember, type PassStats } from '../sync/sync-pass.js';
@@ -32,7 +33,6 @@ import { SyncCursor } from '../sync/sync-cursor.js';
 import { ControlBlock, type ControlSnapshot } from './control-block.js';
 import type { AdoptRequest, WorkerToMain } from './sync-messages.js';
 import { openRegion } from './channel-slabs.js';
-import { VARIANT_ADDED, VARIANT_AS_IS, VARIANT_DELETED } from './shared-watcher-channel.js';
 
 export class WorkerMember implements PassMember {
   readonly id: number;
@@ -121,7 +121,7 @@ export class RingEventRef {
    * scope and no selectors): the event as it is, except a MODIFIED without a
    * previous object, which arrives as ADDED.
    */
-  readonly everythingVariant: number;
+  readonly everythingVariant: Variant;
   /** EventTypeCode and HAS_PREV of the slot. */
   readonly type: number;
   readonly hasPrev: boolean;
@@ -133,7 +133,7 @@ export class RingEventRef {
     this.rv = r.rv;
     this.type = r.type;
     this.hasPrev = r.hasPrev;
-    this.everythingVariant = r.type === EventTypeCode.MODIFIED && !r.hasPrev ? VARIANT_ADDED : VARIANT_AS_IS;
+    this.everythingVariant = r.type === EventTypeCode.MODIFIED && !r.hasPrev ? Variant.ADDED : Variant.AS_IS;
     this.nsHash = r.nsHash;
     this.nameHash = r.nameHash;
     this.triggerHash = r.triggerHash;
@@ -347,7 +347,7 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
       // Invariant 4 (selection): with no scope and no selectors, classify() depends only on the type
       // and on whether a previous object exists, both in the slot: no payload decode for this member.
       // (An event overwritten meanwhile reaches the consumer as OVERWRITTEN: its 410, never wrong data.)
-      if (!m.channel.tryPush(ref.index, ref.everythingVariant as Variant)) return Offer.Full;
+      if (!m.channel.tryPush(ref.index, ref.everythingVariant)) return Offer.Full;
       this.pushedTo.add(m.id);
       this.pushes++;
       return Offer.Pushed;
@@ -359,8 +359,7 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
     if (ev === undefined) return Offer.Full; // overwritten while scanning: owed; expiry decides next pass
     const d = m.selection.classify(ev);
     if (d === Delivery.None) return Offer.NotSelected;
-    const variant = d === Delivery.Added ? VARIANT_ADDED : d === Delivery.Deleted ? VARIANT_DELETED : VARIANT_AS_IS;
-    if (!m.channel.tryPush(ref.index, variant)) return Offer.Full;
+    if (!m.channel.tryPush(ref.index, variantOf(d))) return Offer.Full;
     this.pushedTo.add(m.id);
     this.pushes++;
     return Offer.Pushed;

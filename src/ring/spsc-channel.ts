@@ -18,8 +18,8 @@
  *      2 HEAD           consumer, Atomics    next position to pop,  in [0, 2·CAPACITY)
  *      3 TAIL           producer, Atomics    next position to push, in [0, 2·CAPACITY)
  *      4 CLOSED         producer, Atomics    1 after close(); stored after the last push
- *      5 TERMINAL       producer, Atomics    why: 1 END (clean), 2 EXPIRED (in-stream 410)
- *      6 WRITER_OWNER   CAS (handOff)        which thread is the producer: 0 main, 1 sync worker
+ *      5 TERMINAL       producer, Atomics    why: a Terminal code (src/protocol/channel-variants.ts)
+ *      6 WRITER_OWNER   CAS (handOff)        which thread is the producer: a WriterOwner code (same module)
  *      7 DATA_WAITING   consumer sets 1, producer clears when it wakes the consumer
  *      8 DATA_EPOCH     producer, Atomics    +1 per consumer wake-up (the consumer parks on it)
  *      9 SPACE_WAITING  producer sets 1, consumer clears when it wakes the producer
@@ -27,7 +27,7 @@
  *     11 CANCELLED      consumer, Atomics    1: the consumer is gone; the producer should stop
  *
  *   byte 64:                 REF[CAPACITY]      Float64: absolute history-ring index (safe integer)
- *   byte 64 + 8·CAPACITY:    VARIANT[CAPACITY]  Uint8: 0 as-is, 1 ADDED, 2 DELETED
+ *   byte 64 + 8·CAPACITY:    VARIANT[CAPACITY]  Uint8: a Variant (src/protocol/channel-variants.ts)
  *
  * Positions run over [0, 2·CAPACITY) so full (TAIL − HEAD = CAPACITY) and empty
  * (TAIL = HEAD) differ for any capacity; slot = position mod CAPACITY.
@@ -51,19 +51,8 @@
  * parked unless keepAlive is false (a bare pending Atomics.waitAsync does not
  * keep Node alive).
  */
+import { Terminal, Variant, WriterOwner } from '../protocol/channel-variants.js';
 import { waitAsync, type WaitOutcome } from './shared-memory.js';
-
-/** What the consumer delivers for a popped reference. */
-export const Variant = { AS_IS: 0, ADDED: 1, DELETED: 2 } as const;
-export type Variant = (typeof Variant)[keyof typeof Variant];
-
-/** Why a closed channel ended. */
-export const Terminal = { NONE: 0, END: 1, EXPIRED: 2 } as const;
-export type Terminal = (typeof Terminal)[keyof typeof Terminal];
-
-/** WRITER_OWNER values used by the engine. */
-export const WriterOwner = { MAIN: 0, SYNC_WORKER: 1 } as const;
-export type WriterOwner = (typeof WriterOwner)[keyof typeof WriterOwner];
 
 /** pop(): nothing to pop right now. */
 export const POP_EMPTY = -1;

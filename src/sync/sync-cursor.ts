@@ -5,23 +5,14 @@
  * watcher through its cursor; nothing else writes it.
  *
  * The position and the consumer's "drained since its last service" flag live
- * in a two-slot Float64Array, `cell`: a plain one in off and alpha, the
- * watcher's shared cell in beta, so the main thread and the sync worker read
- * and write the one copy (see docs/architecture.md, "Shared memory"):
- *
- * | slot | meaning                                  | written by                              |
- * |------|------------------------------------------|-----------------------------------------|
- * | 0    | position (RV)                            | whoever owns the channel's writer side  |
- * | 1    | drained since last service (1 / 0)       | consumer sets, the serving pass clears  |
+ * in the cursor cell, `cell` (layout: src/protocol/cursor-cell.ts): a plain
+ * array in off and alpha, the watcher's shared cell in beta, so the main
+ * thread and the sync worker read and write the one copy.
  *
  * The other flags are per thread: each side keeps its own view of its
  * membership (the worker's member is new on every adopt).
  */
-
-/** Slots of the position cell. */
-const CELL_POSITION = 0;
-const CELL_DRAINED = 1;
-export const CELL_SLOTS = 2;
+import { CELL_DRAINED, CELL_POSITION, CELL_SLOTS } from '../protocol/cursor-cell.js';
 
 export class SyncCursor {
   /** Slot 0: position; slot 1: drained flag (shared with the sync worker in beta). */
@@ -30,6 +21,7 @@ export class SyncCursor {
   #unsynced = false;
   #newUnsynced = false;
   #passPushes = 0;
+  #joinPending = false;
 
   constructor(cell: Float64Array = new Float64Array(CELL_SLOTS)) {
     if (cell.length < CELL_SLOTS) throw new RangeError(`a cursor cell needs ${CELL_SLOTS} slots, got ${cell.length}`);
@@ -54,6 +46,10 @@ export class SyncCursor {
   /** The consumer emptied its channel since the last service (candidate order key 2). */
   get drainedSinceService(): boolean {
     return this.cell[CELL_DRAINED] === 1;
+  }
+  /** Unsynced, and not yet a member of its set: beta's chunked stall hand-over (src/beta/stall-hand-over.ts). */
+  get joinPending(): boolean {
+    return this.#joinPending;
   }
   /** Events pushed by passes since it went unsynced. */
   get passPushes(): number {
@@ -84,6 +80,10 @@ export class SyncCursor {
     this.#newUnsynced = true;
     this.#passPushes = 0;
     return true;
+  }
+  /** Set while it waits to join its unsynced set (UnsyncedSet only). */
+  setJoinPending(pending: boolean): void {
+    this.#joinPending = pending;
   }
   /** Back on the live path. */
   markSynced(): void {

@@ -25,6 +25,8 @@ export class UnsyncedSet<W extends UnsyncedMember> implements Iterable<W> {
   /** Stalls counted but not yet added to the counter, and whether the gauge lags the size. */
   private pendingStalls = 0;
   private metricsDirty = false;
+  /** Watchers marked stalled that have not joined yet (beta's chunked hand-over); the gauge counts them. */
+  private joining = 0;
 
   constructor(metrics: CacheMetrics, source: object) {
     this.metrics = metrics;
@@ -41,7 +43,7 @@ export class UnsyncedSet<W extends UnsyncedMember> implements Iterable<W> {
   readonly flushMetrics = (): void => {
     if (!this.metricsDirty) return;
     this.metricsDirty = false;
-    this.metrics.stalledWatchers.set(this.members.size);
+    this.metrics.stalledWatchers.set(this.members.size + this.joining);
     if (this.pendingStalls > 0) this.metrics.stalls.inc(this.pendingStalls);
     this.pendingStalls = 0;
   };
@@ -76,6 +78,33 @@ export class UnsyncedSet<W extends UnsyncedMember> implements Iterable<W> {
   }
 
   /**
+   * A full channel on the live path, in two steps (beta's chunked stall,
+   * src/beta/stall-hand-over.ts). `markStalled`, in the dispatch, flags the
+   * cursor unsynced (the live path and the bookmarks skip it from here) and
+   * counts and observes the stall, once per episode; false when it already
+   * was unsynced. `join` makes it a member later; `remove` before that
+   * drops the mark (it ended first). The gauge counts it from the mark on.
+   */
+  markStalled(w: W): boolean {
+    if (!w.cursor.markUnsynced()) return false;
+    w.cursor.setJoinPending(true);
+    this.pendingStalls++; // counted at the next flushMetrics
+    this.joining++;
+    this.metricsChanged();
+    this.observeStall(w, 'full');
+    return true;
+  }
+
+  /** A watcher marked by `markStalled` becomes a member; false when it was removed meanwhile. */
+  join(w: W): boolean {
+    if (!w.cursor.joinPending) return false;
+    w.cursor.setJoinPending(false);
+    this.joining--;
+    this.members.set(w.id, w);
+    return true;
+  }
+
+  /**
    * Enter (or re-enter, within the same episode) the set without counting a
    * stall (beta: a watch from an old RV, a re-adopt). True when the watcher
    * was synced until now.
@@ -84,15 +113,19 @@ export class UnsyncedSet<W extends UnsyncedMember> implements Iterable<W> {
     const fresh = w.cursor.markUnsynced();
     this.members.set(w.id, w);
     this.metricsChanged();
-    if (fresh && channels.stall.hasSubscribers)
+    if (fresh) this.observeStall(w, cause);
+    return fresh;
+  }
+
+  private observeStall(w: W, cause: 'full' | 'start'): void {
+    if (channels.stall.hasSubscribers)
       channels.stall.publish({
         cache: this.source,
         watcherId: w.id,
         position: w.cursor.position,
         cause,
-        unsynced: this.members.size,
+        unsynced: this.members.size + this.joining,
       });
-    return fresh;
   }
 
   /** Caught up: back on the live path; the episode's pushes are observed. */
@@ -108,19 +141,27 @@ export class UnsyncedSet<W extends UnsyncedMember> implements Iterable<W> {
         watcherId: w.id,
         position: w.cursor.position,
         passPushes: w.cursor.passPushes,
-        unsynced: this.members.size,
+        unsynced: this.members.size + this.joining,
       });
   }
 
-  /** Leave the set without resyncing (ended, expired, or handed over); true if it was a member. */
+  /** Leave the set (or its queue, `markStalled`) without resyncing (ended, expired, or handed over); true if it was in. */
   remove(w: W): boolean {
+    if (w.cursor.joinPending) {
+      w.cursor.setJoinPending(false);
+      this.joining--;
+      this.metricsChanged();
+      return true;
+    }
     if (!this.members.delete(w.id)) return false;
     this.metricsChanged();
     return true;
   }
 
+  /** Empty the set (a relist: beta hands over every marked watcher first; a stop). */
   clear(): void {
     this.members.clear();
+    this.joining = 0;
     this.metricsChanged();
   }
 }

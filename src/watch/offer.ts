@@ -3,7 +3,7 @@
  * channel on the main thread: the live path (Dispatcher), off mode's retries
  * of a blocked watcher, alpha's pass host and beta's hand-back all call it.
  * The sync worker offers ring references instead, with the same Selection
- * and the variant table of src/beta/shared-watcher-channel.ts.
+ * and the variant table of src/protocol/channel-variants.ts.
  *
  * The test-only fault point (src/watch/fault-points.ts: the watcher carries
  * its cache's, absent outside the harness) sits here once, so the harness's

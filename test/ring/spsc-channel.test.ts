@@ -8,7 +8,8 @@
 import { Worker } from 'node:worker_threads';
 import test, { describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { POP_CLOSED, POP_EMPTY, SpscChannel, Terminal, Variant, WriterOwner } from '../../src/ring/spsc-channel.js';
+import { POP_CLOSED, POP_EMPTY, SpscChannel } from '../../src/ring/spsc-channel.js';
+import { Terminal, Variant, WriterOwner } from '../../src/protocol/channel-variants.js';
 import { ReadStatus, createRingRecord } from '../../src/ring/ring-reader.js';
 import { HistoryRing } from '../../src/ring/ring-writer.js';
 import { makeEvent, rvOf } from './ring-fixtures.js';

@@ -11,15 +11,8 @@
  * Loaded directly by the test runner (node --test dist/test/) it does nothing.
  */
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
-import {
-  POP_CLOSED,
-  POP_EMPTY,
-  SpscChannel,
-  Terminal,
-  WriterOwner,
-  type SpscChannelHandle,
-  type Variant,
-} from '../../src/ring/spsc-channel.js';
+import { POP_CLOSED, POP_EMPTY, SpscChannel, type SpscChannelHandle } from '../../src/ring/spsc-channel.js';
+import { Terminal, WriterOwner, type Variant } from '../../src/protocol/channel-variants.js';
 
 export interface SpscWorkerData {
   role: 'producer' | 'consumer' | 'handoff-producer';

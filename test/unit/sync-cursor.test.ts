@@ -5,7 +5,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CELL_SLOTS, SyncCursor } from '../../src/sync/sync-cursor.js';
+import { CELL_SLOTS } from '../../src/protocol/cursor-cell.js';
+import { SyncCursor } from '../../src/sync/sync-cursor.js';
 
 test('position: accepted sets, raiseTo and missed never go back', () => {
   const c = new SyncCursor();

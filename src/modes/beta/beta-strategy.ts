@@ -1,10 +1,11 @@
 /**
- * `beta` mode's strategy: passes run in a sync worker thread reading the
- * shared history ring (BetaSync, src/beta/). A full channel hands the
- * watcher to the worker and takes it out of the live index (separate sets);
- * the resync point is the last dispatched RV; a watch from an old RV is
- * adopted the same way (one resync path); a watcher's cursor is its shared
- * cell, so its position is what the worker wrote.
+ * `beta` mode's strategy: its catch-up policy. Passes run in a sync worker
+ * thread reading the shared history ring (the machinery is BetaSync,
+ * src/beta/). A full channel hands the watcher to the worker and takes it
+ * out of the live index (separate sets); the live path never waits; the
+ * resync point is the last dispatched RV; a watch from an old RV is adopted
+ * the same way (one resync path); a watcher's cursor is its shared cell, so
+ * its position is what the worker wrote.
  */
 import { BadRequestError } from '../../core/errors.js';
 import type { KubeObject } from '../../core/types.js';
@@ -47,6 +48,36 @@ export class BetaStrategy extends BetaSync implements CatchUpStrategy, WatcherPl
     this.ctx = ctx;
   }
 
+  // ---- FullChannelPolicy (live path) ----
+
+  onFull(watcher: Watcher, event: WatchCacheEvent): void {
+    // Invariant 1 (position): a failed push of X leaves the position at X - 1 at most (never lower);
+    // X is in the history and in the ring, so the worker re-offers it.
+    watcher.cursor.missed(event.rv);
+    // Marked unsynced now, handed to the worker in a later turn: a mass stall is no pause.
+    this.stall(watcher);
+  }
+  afterEvent(): boolean {
+    return false; // never waits
+  }
+  onRoom(): void {}
+  onEnded(watcher: Watcher): void {
+    this.watcherEnded(watcher);
+  }
+  afterDispatch(): void {
+    this.publishControl();
+  }
+
+  // ---- WatcherPlacement ----
+
+  /**
+   * How far a watcher the worker serves has really got: its cursor is the
+   * shared cell the worker writes, and the consumer may already have taken
+   * an event the worker pushed just before it recorded it.
+   */
+  positionOf(w: Watcher): number {
+    return Math.max(w.position, w.receivedRV);
+  }
   channelFor(capacity: number, remoteState: SharedArrayBuffer | undefined): WatcherChannelSpec {
     const channel = this.sharedChannel(capacity, remoteState);
     return { channel, cell: channel.positionCell };

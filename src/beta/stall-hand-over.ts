@@ -1,0 +1,110 @@
+/**
+ * StallHandOver: beta's stall, spread over turns of the event loop (issue
+ * 13, deliverable 1). When one event fills 10,000 channels at once, the
+ * dispatch that offers it must not also hand 10,000 watchers to the sync
+ * worker (~4–10 µs each: set membership, index removal, the channel's
+ * hand-off, the adopt row): that was a pause of 40–100 ms for every healthy
+ * watcher. So:
+ * 1. In the dispatch (`stalled`): the position drops to X − 1 in the cursor
+ *    cell (the number) and the cursor is flagged unsynced (the flag); the
+ *    stall is counted, the watcher queued. A few stores and an array push.
+ *    From here the live path and the bookmarks skip it.
+ * 2. One chunk per turn (HAND_OVER_CHUNK watchers, on the clock's timer),
+ *    in stall order: `handOver` (BetaSync) makes each a member of the
+ *    unsynced set, takes it out of the live index, hands its channel to the
+ *    worker and queues its adopt row. A watcher that stopped accepting
+ *    meanwhile is dropped (`drop`).
+ * 3. `complete()` hands over what is left at once (before a relist round
+ *    trip, which must find every unsynced watcher owned by the worker).
+ *
+ * Between steps 1 and 2 nothing moves the watcher: the main thread still
+ * owns its channel but never pushes into it (the flag), the worker has not
+ * heard of it, and its consumer only reads what is already queued.
+ */
+import type { Clock, TimerHandle } from '../core/clock.js';
+import type { Watcher } from '../watch/watcher.js';
+
+/** Watchers handed over per turn of the event loop. */
+export const HAND_OVER_CHUNK = 1000;
+
+export interface HandOverSteps {
+  /** Step 1's mark: flag the cursor and count the stall; false when it already was unsynced. */
+  mark(w: Watcher): boolean;
+  /** Step 2 for one accepting watcher. */
+  handOver(w: Watcher): void;
+  /** Step 2 for one that stopped accepting before its turn (ended, or draining to its 410), or at close. */
+  drop(w: Watcher): void;
+}
+
+export class StallHandOver {
+  private readonly clock: Clock;
+  private readonly steps: HandOverSteps;
+  private readonly chunk: number;
+  /** Marked, not yet handed over, in stall order; `head` is the next one. */
+  private queue: (Watcher | undefined)[] = [];
+  private head = 0;
+  private timer: TimerHandle | undefined;
+  private closed = false;
+  private readonly runChunk = (): void => {
+    this.timer = undefined;
+    this.run(this.chunk);
+  };
+
+  constructor(clock: Clock, steps: HandOverSteps, chunk = HAND_OVER_CHUNK) {
+    this.clock = clock;
+    this.steps = steps;
+    this.chunk = chunk;
+  }
+
+  /** Watchers marked and not handed over yet. */
+  get pending(): number {
+    return this.queue.length - this.head;
+  }
+
+  /**
+   * Step 1, in the dispatch: the watcher's push of X failed. Invariant 1
+   * (position) is the caller's: it left the position at X − 1 before this.
+   */
+  stalled(w: Watcher): void {
+    if (this.closed || !this.steps.mark(w)) return;
+    this.queue.push(w);
+    if (this.timer === undefined) this.timer = this.clock.setTimeout(this.runChunk, 0);
+  }
+
+  /** Step 3: hand over every marked watcher now. */
+  complete(): void {
+    if (this.timer !== undefined) {
+      this.clock.clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    this.run(Infinity);
+  }
+
+  /** No more hand-overs (the cache stopped): every marked watcher is dropped. */
+  close(): void {
+    this.closed = true;
+    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
+    this.timer = undefined;
+    const q = this.queue;
+    for (let i = this.head; i < q.length; i++) this.steps.drop(q[i]!);
+    this.queue = [];
+    this.head = 0;
+  }
+
+  /** Step 2: up to `n` watchers, in stall order (invariant 2 needs no more: each has its own channel). */
+  private run(n: number): void {
+    const q = this.queue;
+    let done = 0;
+    while (this.head < q.length && done < n) {
+      const w = q[this.head]!;
+      q[this.head++] = undefined; // let it go
+      done++;
+      if (w.accepting) this.steps.handOver(w);
+      else this.steps.drop(w);
+    }
+    if (this.head === q.length) {
+      this.queue = [];
+      this.head = 0;
+    } else if (this.timer === undefined && !this.closed) this.timer = this.clock.setTimeout(this.runChunk, 0);
+  }
+}

@@ -1,0 +1,380 @@
+/**
+ * SyncWorkerLink: the main thread's end of the sync worker. It owns the
+ * worker's lifecycle (start, death, restart, utilization), every message to
+ * it (posted in order, introductions and adopts batched per turn) and the
+ * decoding of every message from it into the handler's calls.
+ *
+ * Batching, in the order the worker must see it:
+ * 1. Introductions (a watcher's channel, position cell and selection, posted
+ *    at registration) go INTRO_CHUNK per turn of the event loop: cloning a
+ *    watcher's buffers costs ~14 µs, 10,000 at once would hold the thread.
+ * 2. Adopts follow in the same flush, after the introductions they refer to:
+ *    an adopt that must carry its introduction (after a restart, or when the
+ *    introduction had not been posted yet) is an object, every other one is
+ *    ADOPT_ROW numbers in one Float64Array (a mass stall is one block).
+ * 3. A `forget` flushes first (adopt before forget).
+ *
+ * A worker that dies is replaced at once: the new one gets the init message
+ * and every slab again, and the handler re-adopts every unsynced watcher at
+ * its true position (`recoverPosition`). Nothing is lost and nothing is
+ * pushed twice: the history still holds what follows.
+ */
+import type { EventLoopUtilization } from 'node:perf_hooks';
+import { Worker } from 'node:worker_threads';
+import type { Clock, TimerHandle } from '../core/clock.js';
+import type { EventHistory } from '../history/event-history.js';
+import type { CacheMetrics } from '../metrics/cache-metrics.js';
+import { channels } from '../observe/channels.js';
+import { Variant, WriterOwner } from '../protocol/channel-variants.js';
+import type { Watcher } from '../watch/watcher.js';
+import type { SharedWatcherChannel } from './shared-watcher-channel.js';
+import type { AdoptRequest, MainToWorker, WorkerToMain } from './sync-messages.js';
+import { SyncWorkerEndpoint } from './sync-worker-endpoint.js';
+import type { WorkerPassHost } from './worker-pass-host.js';
+
+/** Where the sync worker runs: a worker thread (production) or in-process on the engine's clock (simulation). */
+export type SyncWorkerPlacement = 'thread' | 'in-process';
+
+/** Introductions posted per turn of the event loop. */
+const INTRO_CHUNK = 256;
+
+/** Worker-side accounting the main thread receives once per pass. */
+export interface BetaWorkerStats {
+  passes: number;
+  pushes: number;
+  scanned: number;
+  /** Scanned events whose payload some member's scope made worth decoding. */
+  decodes: number;
+  workMs: number;
+}
+
+/** What the worker's messages become on the main thread. */
+export interface WorkerLinkHandler {
+  /** The last pass pushed into these watchers' channels: wake their consumers. */
+  pushedInto(ids: readonly number[]): void;
+  /** The worker handed the watcher back within the hand-off distance (hand-back.ts). */
+  handBack(id: number, position: number, passPushes: number): void;
+  /** The worker found the watcher's position aged out of the history. */
+  expired(id: number, position: number, oldest: number): void;
+  /** The worker dropped every member (the answer to `reset`). */
+  resetDone(): void;
+  /** A new worker replaced a dead one: re-adopt every unsynced watcher (after `link.restarted`). */
+  restarted(): void;
+  /** The worker reported an internal error, or died. */
+  error(message: string): void;
+}
+
+export interface SyncWorkerLinkInit {
+  clock: Clock;
+  placement: SyncWorkerPlacement;
+  metrics: CacheMetrics;
+  /** For logs. */
+  resourceName: string;
+  /** The cache (the observer channels' `cache`). */
+  source: object;
+  /** What a new worker gets first: its init message, then every slab (once each, never per watcher). */
+  hello: () => MainToWorker[];
+  handler: WorkerLinkHandler;
+}
+
+export class SyncWorkerLink {
+  readonly stats: BetaWorkerStats = { passes: 0, pushes: 0, scanned: 0, decodes: 0, workMs: 0 };
+  private readonly clock: Clock;
+  private readonly placement: SyncWorkerPlacement;
+  private readonly metrics: CacheMetrics;
+  private readonly resourceName: string;
+  private readonly source: object;
+  private readonly hello: () => MainToWorker[];
+  private readonly handler: WorkerLinkHandler;
+  private worker: Worker | undefined;
+  private inProcess: SyncWorkerEndpoint | undefined;
+  private closed = false;
+  /** Watchers whose channel and selection the worker has, or will have once their introduction is posted. */
+  private readonly introduced = new Set<number>();
+  /** Watchers whose introduction has not been posted yet (in registration order). */
+  private pendingIntros = new Map<number, Watcher>();
+  /** Adopts that carry an introduction (rare: after a worker restart, or before the watcher's turn). */
+  private pendingAdopts: AdoptRequest[] = [];
+  /** Adopts of introduced watchers, ADOPT_ROW numbers each (id, position, capacity, reachedLive 0/1). */
+  private pendingRows: number[] = [];
+  private introTimer: TimerHandle | undefined;
+  private flushScheduled = false;
+  private reportedPushes = 0;
+
+  constructor(init: SyncWorkerLinkInit) {
+    this.clock = init.clock;
+    this.placement = init.placement;
+    this.metrics = init.metrics;
+    this.resourceName = init.resourceName;
+    this.source = init.source;
+    this.hello = init.hello;
+    this.handler = init.handler;
+    this.start();
+  }
+
+  /** Start (or restart) the sync worker and send it the shared memory it reads. */
+  private start(): void {
+    if (this.placement === 'thread') {
+      this.inProcess = undefined;
+      const worker = new Worker(new URL('../../workers/sync-worker.js', import.meta.url));
+      this.worker = worker;
+      worker.unref();
+      worker.on('message', (msg: WorkerToMain) => this.worker === worker && this.onMessage(msg));
+      worker.on('error', (err) => this.worker === worker && this.died(`error: ${err.stack ?? err.message}`));
+      worker.on('exit', (code) => this.worker === worker && this.died(`exit code ${code}`));
+    } else {
+      // Same endpoint code, messages delivered asynchronously on the engine's clock.
+      this.worker = undefined;
+      this.inProcess = new SyncWorkerEndpoint((msg) => this.clock.setTimeout(() => this.onMessage(msg), 0), this.clock);
+    }
+    for (const msg of this.hello()) this.post(msg);
+  }
+
+  /** The worker died: count and log it, start a new one, and let the handler hand it every unsynced watcher again. */
+  private died(why: string): void {
+    if (this.closed) return;
+    this.metrics.syncWorkerRestarts.inc();
+    console.error(`watchcache: the ${this.resourceName} sync worker died (${why}); restarting it`);
+    this.handler.error(`sync worker died: ${why}`);
+    this.worker = undefined;
+    this.introduced.clear();
+    this.pendingAdopts = []; // every unsynced watcher is adopted again by the handler, with its channel
+    this.pendingRows = [];
+    this.pendingIntros.clear();
+    this.start();
+    this.handler.restarted();
+  }
+
+  /** The in-process sync worker's pass host (placement 'in-process': the simulator models its cost). */
+  get inProcessHost(): WorkerPassHost | undefined {
+    return this.inProcess?.host;
+  }
+
+  /** True when the endpoint runs in this thread (it must be told of every publish). */
+  get inProcessEndpoint(): SyncWorkerEndpoint | undefined {
+    return this.inProcess;
+  }
+
+  /**
+   * The sync worker thread's event-loop utilization since `since` (Node's
+   * EventLoopUtilization; undefined in-process): how busy the thread was,
+   * pass work and wake-ups included (the bench's "worker busy" figure).
+   */
+  utilization(since?: EventLoopUtilization): EventLoopUtilization | undefined {
+    const w = this.worker;
+    if (w === undefined) return undefined;
+    return since === undefined ? w.performance.eventLoopUtilization() : w.performance.eventLoopUtilization(since);
+  }
+
+  /** Test hook: kill the worker thread as a crash would. */
+  crashForTest(): Promise<number> | undefined {
+    return this.worker?.terminate();
+  }
+
+  /**
+   * Tell the worker about a new beta watcher (its shared channel, position
+   * cell and selection) at registration, batched, so that a stall later is a
+   * few numbers: 10,000 watchers stalling at once cost one small message.
+   */
+  introduce(watcher: Watcher): void {
+    if (this.closed || this.introduced.has(watcher.id)) return;
+    this.introduced.add(watcher.id);
+    this.pendingIntros.set(watcher.id, watcher);
+    this.scheduleFlush();
+  }
+
+  /**
+   * Queue `watcher`'s adopt at its current position. The caller has handed
+   * its channel to the worker (single writer) before this.
+   */
+  adopt(watcher: Watcher): void {
+    // Normally introduced at registration; after a worker restart, or while its introduction still
+    // waits for its turn, the adopt carries it.
+    const queued = this.pendingIntros.delete(watcher.id);
+    const first = queued || !this.introduced.has(watcher.id);
+    this.introduced.add(watcher.id);
+    if (first) {
+      this.pendingAdopts.push({
+        id: watcher.id,
+        position: watcher.position,
+        capacity: watcher.capacity,
+        reachedLive: watcher.reachedLive,
+        ...introduction(watcher),
+      });
+    } else {
+      // Already introduced (every watcher of a mass stall): the ADOPT_ROW numbers, no object per watcher.
+      this.pendingRows.push(watcher.id, watcher.position, watcher.capacity, watcher.reachedLive ? 1 : 0);
+    }
+    this.scheduleFlush();
+  }
+
+  /** `watcher` ended: the worker forgets it (nothing to post if its introduction never left). */
+  forget(watcher: Watcher): void {
+    if (this.pendingIntros.delete(watcher.id)) this.introduced.delete(watcher.id); // never posted: nothing to forget
+    if (this.introduced.delete(watcher.id)) {
+      this.flush(); // keep the order: adopt before forget
+      this.post({ op: 'forget', id: watcher.id });
+    }
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    queueMicrotask(() => this.flush());
+  }
+
+  /**
+   * Post introductions in chunks of INTRO_CHUNK per turn of the event loop:
+   * cloning a watcher's shared buffers costs ~14 µs, so 10,000 registrations
+   * at once would otherwise hold the main thread for ~140 ms.
+   */
+  private flushIntroductions(): void {
+    if (this.pendingIntros.size === 0 || this.closed) return;
+    const watchers: AdoptRequest[] = [];
+    for (const [id, w] of this.pendingIntros) {
+      this.pendingIntros.delete(id);
+      if (w.accepting || w.state === 'pending')
+        watchers.push({ id, position: 0, capacity: w.capacity, reachedLive: false, ...introduction(w) });
+      if (watchers.length === INTRO_CHUNK) break;
+    }
+    if (watchers.length > 0) this.post({ op: 'introduce', watchers });
+    if (this.pendingIntros.size > 0 && this.introTimer === undefined) {
+      this.introTimer = this.clock.setTimeout(() => {
+        this.introTimer = undefined;
+        this.flushIntroductions();
+      }, 0);
+    }
+  }
+
+  /** Post what is pending, introductions first (an adopt may refer to them). */
+  flush(): void {
+    this.flushScheduled = false;
+    this.flushIntroductions();
+    // A watcher adopted and then ended before the flush is forgotten right after; the worker drops it.
+    if (this.pendingAdopts.length > 0) {
+      const first = this.pendingAdopts;
+      this.pendingAdopts = [];
+      this.post({ op: 'adopt', watchers: first });
+    }
+    if (this.pendingRows.length > 0) {
+      // A mass stall: one Float64Array, cloned as one block.
+      const rows = Float64Array.from(this.pendingRows);
+      this.pendingRows = [];
+      this.post({ op: 'adopt-rows', rows });
+    }
+  }
+
+  post(msg: MainToWorker): void {
+    if (this.closed && msg.op !== 'stop') return;
+    if (this.worker !== undefined) this.worker.postMessage(msg);
+    else {
+      const endpoint = this.inProcess!;
+      this.clock.setTimeout(() => endpoint.handle(msg), 0);
+    }
+  }
+
+  /** Stop the worker for good (its exit is expected now). */
+  close(): void {
+    if (this.closed) return;
+    this.post({ op: 'stop' });
+    this.closed = true;
+    const worker = this.worker;
+    this.worker = undefined;
+    if (worker !== undefined) void worker.terminate();
+  }
+
+  private onMessage(msg: WorkerToMain): void {
+    if (this.closed) return;
+    const timed = channels.catchUpMain.hasSubscribers;
+    const t0 = timed ? performance.now() : 0;
+    this.handle(msg);
+    if (timed)
+      channels.catchUpMain.publish({ cache: this.source, step: 'worker-message', durationMs: performance.now() - t0 });
+  }
+
+  private handle(msg: WorkerToMain): void {
+    switch (msg.op) {
+      case 'pushed':
+        this.account(msg);
+        this.handler.pushedInto(msg.ids);
+        break;
+      case 'handback':
+        this.handler.handBack(msg.id, msg.position, msg.passPushes);
+        break;
+      case 'expire':
+        this.handler.expired(msg.id, msg.position, msg.oldest);
+        break;
+      case 'reset-done':
+        this.handler.resetDone();
+        break;
+      case 'error':
+        this.handler.error(msg.message);
+        break;
+    }
+  }
+
+  /** A pass's accounting: the stats, the `pass` observer channel, the deferred-events counter. */
+  private account(msg: Extract<WorkerToMain, { op: 'pushed' }>): void {
+    const b = this.stats;
+    if (channels.pass.hasSubscribers) {
+      channels.pass.publish({
+        cache: this.source,
+        thread: 'worker',
+        passes: msg.passes - b.passes,
+        durationMs: msg.workMs - b.workMs,
+        scanned: msg.scanned - b.scanned,
+        pushes: msg.pushes - b.pushes,
+        cohorts: 0,
+        resynced: 0,
+        expired: 0,
+      });
+    }
+    b.passes = msg.passes;
+    b.workMs = msg.workMs;
+    b.pushes = msg.pushes;
+    b.scanned = msg.scanned;
+    b.decodes = msg.decodes;
+    this.metrics.deferredEvents.inc(Math.max(0, msg.pushes - this.reportedPushes));
+    this.reportedPushes = msg.pushes;
+  }
+}
+
+/**
+ * After a worker died, an unsynced watcher's true position: the furthest of
+ * what the dead worker recorded in its cell, what is still queued in its
+ * channel and what the consumer already took. The channel's writer side
+ * comes back to the main thread (the dead worker's role), ready to be handed
+ * to the new worker.
+ */
+export function recoverPosition(w: Watcher, history: EventHistory): void {
+  const channel = w.queue as SharedWatcherChannel;
+  w.cursor.raiseTo(w.receivedRV);
+  const ref = channel.spsc.lastPushedRef();
+  if (
+    ref >= 0 &&
+    channel.spsc.lastPushedVariant !== Variant.BOOKMARK &&
+    ref >= history.startIndex &&
+    ref < history.endIndex
+  ) {
+    w.cursor.raiseTo(history.at(ref).rv); // pushed, but the dead worker may not have recorded it
+  }
+  channel.spsc.handOff(WriterOwner.SYNC_WORKER, WriterOwner.MAIN); // the dead worker's role
+}
+
+/**
+ * What the worker keeps of a watcher: its channel and position cell (a slab
+ * region as two numbers; buffers of its own only for a remote watcher) and
+ * its selection.
+ */
+function introduction(watcher: Watcher): Pick<AdoptRequest, 'channel' | 'selection' | 'cell' | 'slot'> {
+  const channel = watcher.queue as SharedWatcherChannel;
+  const s = watcher.selection;
+  const selection = {
+    namespace: s.namespace,
+    name: s.name,
+    labelSelector: s.labels.toString(),
+    fieldSelector: s.fields.toString(),
+  };
+  if (channel.slot !== undefined) return { slot: { slab: channel.slot.slab, offset: channel.slot.offset }, selection };
+  return { channel: channel.spsc.handle, selection, cell: channel.positionCell.buffer as SharedArrayBuffer };
+}

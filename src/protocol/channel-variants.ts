@@ -1,0 +1,40 @@
+/**
+ * Channel codes: the values a watcher's SPSC channel (src/ring/spsc-channel.ts)
+ * carries in shared memory, one table for every thread that reads or writes
+ * one: the main thread (live path, hand-back), the sync worker (passes) and a
+ * consumer in another thread (src/beta/watch-port.ts).
+ *
+ * | code          | where in the channel       | values                                                    |
+ * |---------------|----------------------------|-----------------------------------------------------------|
+ * | `Variant`     | VARIANT[slot] (Uint8)      | 0 as is, 1 ADDED, 2 DELETED (a history reference), 3 BOOKMARK (the reference is the RV) |
+ * | `Terminal`    | TERMINAL header word       | 0 open, 1 END (clean), 2 EXPIRED (in-stream 410)           |
+ * | `WriterOwner` | WRITER_OWNER header word   | 0 main thread, 1 sync worker                              |
+ *
+ * A variant says what the consumer delivers for a popped reference: a
+ * selector transition changes the type delivered (MODIFIED delivered as
+ * ADDED when the object starts matching, as DELETED when it stops), so the
+ * slot holds the variant beside the reference, never a copy of the event.
+ */
+import { Delivery } from '../selection/selection.js';
+
+/** What the consumer delivers for a popped reference. */
+export const Variant = { AS_IS: 0, ADDED: 1, DELETED: 2, BOOKMARK: 3 } as const;
+export type Variant = (typeof Variant)[keyof typeof Variant];
+
+/** Why a closed channel ended. */
+export const Terminal = { NONE: 0, END: 1, EXPIRED: 2 } as const;
+export type Terminal = (typeof Terminal)[keyof typeof Terminal];
+
+/** Which thread is the channel's producer (single writer). */
+export const WriterOwner = { MAIN: 0, SYNC_WORKER: 1 } as const;
+export type WriterOwner = (typeof WriterOwner)[keyof typeof WriterOwner];
+
+/** The variant of a history event delivered as `delivery` (Selection.classify; never Delivery.None). */
+export function variantOf(delivery: Delivery): Variant {
+  return delivery === Delivery.Added ? Variant.ADDED : delivery === Delivery.Deleted ? Variant.DELETED : Variant.AS_IS;
+}
+
+/** The delivery a history-event variant stands for (not BOOKMARK: that is no history event). */
+export function deliveryOf(variant: Variant): Delivery {
+  return variant === Variant.ADDED ? Delivery.Added : variant === Variant.DELETED ? Delivery.Deleted : Delivery.AsIs;
+}
