@@ -6,8 +6,7 @@
 import type { Mode } from '../src/index.js';
 import { runIsolated } from './lib/isolate.js';
 import { modeLabel } from './lib/modes.js';
-import type { ProxyRow } from './lib/types.js';
-import type { ProxyRunConfig, ProxyRunResult } from './proxy/proxy-run.js';
+import type { ProxyRow, ProxyRunConfig, ProxyRunResult } from './lib/types.js';
 
 export interface ProxySweepConfig {
   modes: Mode[];
