@@ -280,7 +280,7 @@ export class EtcdStore implements Store {
     onProgress?: (resourceVersion: number) => void,
   ): StoreWatch {
     if (!Number.isSafeInteger(afterRV) || afterRV < 0) throw new BadRequestError(`invalid watch revision ${afterRV}`);
-    const w = new EtcdWatchStream(this.backend, afterRV, onEvent, onError, onProgress);
+    const w = new EtcdWatchStream(this.backend, afterRV, { onEvent, onError, onProgress });
     if (this.connection.closed) {
       queueMicrotask(() => w.fail(new StoreUnavailableError('EtcdStore is closed')));
       return { stop: () => w.stop() };

@@ -3,7 +3,7 @@
  * its resume point, reconnects, compaction handling and progress (docs/etcd.md "Watch"; the
  * stream's life cycle is shared with KubeWatch in resuming-watch.ts).
  * - It does not use the etcd3 client's managed Watcher, whose resume point can skip events
- *   (docs/etcd.md "etcd3 client").
+ *   (docs/etcd.md "The etcd3 client").
  * - Events are delivered in revision order, each exactly once. `resumeRV` is the last revision
  *   whose events were all delivered, or that a progress notification or proof covered. A
  *   (re)connect always creates the watch from resumeRV + 1; any event at or below it is dropped.
@@ -17,7 +17,7 @@
 import type { IDuplexStream, IEvent, IWatchRequest, IWatchResponse } from 'etcd3';
 import type { Clock } from '../core/clock.js';
 import type { StoreEvent } from '../core/types.js';
-import { ReconnectBackoff, ResumingWatch } from './resuming-watch.js';
+import { ReconnectBackoff, ResumingWatch, type WatchCallbacks } from './resuming-watch.js';
 import { StoreCompactedError, StoreUnavailableError } from './store-errors.js';
 import type { StoreHealth } from './store-health.js';
 
@@ -62,11 +62,9 @@ export class EtcdWatchStream extends ResumingWatch {
   constructor(
     private readonly backend: EtcdWatchBackend,
     afterRV: number,
-    onEvent: (event: StoreEvent) => void,
-    onError: (error: Error) => void,
-    onProgress: ((resourceVersion: number) => void) | undefined,
+    callbacks: WatchCallbacks,
   ) {
-    super(backend.clock, afterRV, onEvent, onError, onProgress);
+    super(backend.clock, afterRV, callbacks);
   }
 
   connect(): void {
@@ -114,7 +112,7 @@ export class EtcdWatchStream extends ResumingWatch {
       this.backoff.reset();
       if (res.canceled) this.canceled(res);
       // The created header's revision is the store's current revision, not a proof that anything
-      // was delivered (docs/etcd.md "etcd3 client"): it is deliberately ignored.
+      // was delivered (docs/etcd.md "The etcd3 client"): it is deliberately ignored.
       return;
     }
     // watch_id "-1" is an on-demand progress reply (never requested here, unsafe on 3.4.23).

@@ -37,7 +37,7 @@ import type { Status } from '../core/errors.js';
 import type { StoreEvent } from '../core/types.js';
 import { upstreamError } from './kube-client.js';
 import { KubeWatchStream, type WatchStreamHandlers, type WireWatchEvent } from './kube-watch-stream.js';
-import { ReconnectBackoff, ResumingWatch } from './resuming-watch.js';
+import { ReconnectBackoff, ResumingWatch, type WatchCallbacks } from './resuming-watch.js';
 import { StoreCompactedError, UpstreamStatusError } from './store-errors.js';
 
 /** What a KubeWatch needs from its store. */
@@ -86,11 +86,9 @@ export class KubeWatch extends ResumingWatch {
   constructor(
     private readonly backend: KubeWatchBackend,
     afterRV: number,
-    onEvent: (event: StoreEvent) => void,
-    onError: (error: Error) => void,
-    onProgress: ((resourceVersion: number) => void) | undefined,
+    callbacks: WatchCallbacks,
   ) {
-    super(backend.clock, afterRV, onEvent, onError, onProgress);
+    super(backend.clock, afterRV, callbacks);
     this.backoff = new ReconnectBackoff(BACKOFF_MIN_MS, BACKOFF_MAX_MS, () => backend.clock.random());
   }
 

@@ -50,6 +50,13 @@ export class ReconnectBackoff {
   }
 }
 
+/** The consumer's side of a store watch (Store.watch's callbacks). */
+export interface WatchCallbacks {
+  readonly onEvent: (event: StoreEvent) => void;
+  readonly onError: (error: Error) => void;
+  readonly onProgress?: ((resourceVersion: number) => void) | undefined;
+}
+
 export abstract class ResumingWatch {
   /** The last RV whose events were all delivered (or that the remote proved it had sent). */
   protected resumeRV: number;
@@ -61,9 +68,7 @@ export abstract class ResumingWatch {
   constructor(
     protected readonly clock: Clock,
     afterRV: number,
-    private readonly onEvent: (event: StoreEvent) => void,
-    private readonly onError: (error: Error) => void,
-    private readonly onProgress: ((resourceVersion: number) => void) | undefined,
+    private readonly callbacks: WatchCallbacks,
   ) {
     this.resumeRV = afterRV;
   }
@@ -86,12 +91,13 @@ export abstract class ResumingWatch {
 
   /** Hand one event to the consumer. */
   protected emit(event: StoreEvent): void {
-    deliver(this.onEvent, event);
+    deliver(this.callbacks.onEvent, event);
   }
 
   /** Report progress to the consumer (when it listens). */
   protected reportProgress(rv: number): void {
-    if (this.onProgress !== undefined) deliver(this.onProgress, rv);
+    const { onProgress } = this.callbacks;
+    if (onProgress !== undefined) deliver(onProgress, rv);
   }
 
   /** Run `fn` after `delayMs` in the watch's one timer slot (replacing what was there). */
@@ -121,7 +127,7 @@ export abstract class ResumingWatch {
   fail(err: Error): void {
     if (this.stopped) return;
     this.stop();
-    deliver(this.onError, err);
+    deliver(this.callbacks.onError, err);
   }
 
   stop(): void {
