@@ -4,21 +4,16 @@
  * bounded in time; every mode sees the same fleet, clients, writes and blip.
  */
 import type { Mode } from '../src/index.js';
+import type { BenchPlan } from './bench-args.js';
 import { runIsolated } from './lib/isolate.js';
 import { modeLabel } from './lib/modes.js';
-import type { ProxyRow } from './lib/types.js';
-import type { ProxyRunConfig, ProxyRunResult } from './proxy/proxy-run.js';
+import type { ProxyRow, ProxyRunConfig, ProxyRunResult } from './lib/types.js';
 
-export interface ProxySweepConfig {
+/** The proxy plan of `watchcache bench` (bench-args.ts), for these modes. */
+export type ProxySweepConfig = BenchPlan['proxy'] & {
   modes: Mode[];
-  proxies: number;
-  clientsPerProxy: number;
-  slowPerProxy: number;
-  rate: number;
-  durationS: number;
-  blipS: number;
   log?: (line: string) => void;
-}
+};
 
 export async function runProxySweep(c: ProxySweepConfig): Promise<ProxyRow[]> {
   const rows: ProxyRow[] = [];

@@ -295,10 +295,9 @@ export interface BenchReport {
   ratios: RatioRow[];
 }
 
-/** One run of the proxy benchmark (proxy-bench.ts, proxy/proxy-run.ts). */
-export interface ProxyRow {
-  mode: Mode;
-  modeLabel: string;
+/** The setup of one proxy benchmark run (proxy/proxy-run.ts). */
+export interface ProxyRunConfig {
+  mode: 'off' | 'alpha' | 'beta';
   proxies: number;
   clientsPerProxy: number;
   slowPerProxy: number;
@@ -307,9 +306,14 @@ export interface ProxyRow {
   blipAtS: number;
   blipS: number;
   pods: number;
+  /** Extra bytes per pod (an annotation), so that a slow client's socket backs up within seconds. */
   padBytes: number;
   slowReadRate: number;
   channelCapacity: number;
+}
+
+/** What one proxy benchmark run measured. */
+export interface ProxyRunResult {
   writes: number;
   wallS: number;
   rootCpuPct: number;
@@ -317,19 +321,29 @@ export interface ProxyRow {
   rootWatchesEnd: number;
   rootForceCloses: number;
   root410s: number;
+  /** Watch events the root sent to the proxies (counted in the relays), per second. */
   rootDeliveriesPerS: number;
+  /** Lines (events) all leaf clients received, per second. */
   leafDeliveriesPerS: number;
   latencyUncut: LatencySummary;
   latencyCut: LatencySummary;
+  /** Healthy clients' re-watches after a clean end (a force-close) and re-lists after a 410. */
   healthyReconnects: number;
   healthyRelists: number;
   healthyDeliveredFraction: number;
   proxyForceCloses: number;
   proxy410s: number;
   proxyStalls: number;
+  /** Upstream lists beyond each proxy's first (re-lists of the proxies). */
   proxyRelists: number;
   proxyReconnectsOk: number;
   proxyReconnectsFailed: number;
   slowReconnects: number;
   slowRelists: number;
+}
+
+/** One run of the proxy benchmark (proxy-bench.ts, proxy/proxy-run.ts). */
+export interface ProxyRow extends Omit<ProxyRunConfig, 'mode'>, ProxyRunResult {
+  mode: Mode;
+  modeLabel: string;
 }

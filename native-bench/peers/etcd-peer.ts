@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { Etcd3 } from 'etcd3';
 import { EtcdStore, WatchCache, type Mode } from '../../src/index.js';
 import type { EtcdServer, startEtcd as startEtcdFn } from '../../test/support/etcd-server.js';
+import { waitForDelivery } from '../lib/delivery-wait.js';
 import { LatencyRecorder, monoMs } from '../lib/hist.js';
 import { isMain, runIsolated, serveChild } from '../lib/isolate.js';
 import { procCpuMs, procRssMiB, selfCpuMs } from '../lib/memory.js';
@@ -40,8 +41,6 @@ export interface EtcdPeerResult {
   rows: EtcdPeerRow[];
   skipped: string;
 }
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 interface Sink {
   delivered: number;
@@ -81,19 +80,7 @@ async function measure(
   );
   const writeEnd = performance.now();
   const expected = wr.acked * w;
-  let last = sink.delivered;
-  let lastProgress = performance.now();
-  while (
-    sink.delivered < expected &&
-    performance.now() - writeEnd < 10_000 &&
-    performance.now() - lastProgress < 3000
-  ) {
-    await sleep(20);
-    if (sink.delivered !== last) {
-      last = sink.delivered;
-      lastProgress = performance.now();
-    }
-  }
+  await waitForDelivery(() => sink.delivered, expected, 10_000);
   const wallMs = performance.now() - t0;
   const latency: LatencySummary = sink.lat.summary();
   return {

@@ -8,10 +8,12 @@
  * bottleneck, only `probes` streams decode text and read the annotation;
  * every other reading stream counts newline bytes in the raw Buffers.
  */
-import { Agent, request, type IncomingMessage } from 'node:http';
-import { LatencyRecorder, monoMs } from '../lib/hist.js';
+import { Agent, type IncomingMessage } from 'node:http';
+import { LatencyRecorder } from '../lib/hist.js';
+import { waitForDelivery } from '../lib/delivery-wait.js';
 import { serveChild } from '../lib/isolate.js';
-import { makePod, podUpdate } from '../lib/pod.js';
+import { makePod } from '../lib/pod.js';
+import { createPods, listRV, openPodWatch, readLines, recordMark, sleep, writePodUpdates } from '../lib/pod-http.js';
 import type { LatencySummary } from '../lib/types.js';
 
 export interface HttpClientsConfig {
@@ -35,48 +37,16 @@ export interface HttpClientsResult {
   wallMs: number;
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-const MARK = '"bench/t":"';
-
-function send(
-  agent: Agent,
-  url: string,
-  method: string,
-  path: string,
-  body: string | undefined,
-): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url + path,
-      {
-        method,
-        agent,
-        headers:
-          body === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
 type StreamKind =
   | { kind: 'probe'; onLine: (line: string) => void }
   | { kind: 'count'; onEvents: (n: number) => void }
   | { kind: 'stall' };
 
 function watch(url: string, rv: string, k: StreamKind, onEnd: () => void): void {
-  const req = request(
-    `${url}/api/v1/namespaces/default/pods?watch=true&resourceVersion=${rv}`,
-    { agent: false },
+  openPodWatch(
+    url,
+    rv,
     (res: IncomingMessage) => {
-      res.on('end', onEnd);
       if (k.kind === 'stall') {
         res.pause(); // a client that stops reading: its socket backs up into the server
         return;
@@ -89,43 +59,23 @@ function watch(url: string, rv: string, k: StreamKind, onEnd: () => void): void 
         });
         return;
       }
-      let buf = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        buf += chunk;
-        let start = 0;
-        for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n', start)) {
-          k.onLine(buf.slice(start, nl));
-          start = nl + 1;
-        }
-        buf = buf.slice(start);
-      });
+      readLines(res, k.onLine);
     },
+    onEnd,
   );
-  req.on('error', onEnd);
-  req.end();
 }
 
 export async function runHttpClients(c: HttpClientsConfig): Promise<HttpClientsResult> {
   const agent = new Agent({ keepAlive: true, maxSockets: 16 });
   const pods = Array.from({ length: c.pods }, (_, i) => makePod(i));
-  for (let i = 0; i < pods.length; i += 16) {
-    await Promise.all(
-      pods
-        .slice(i, i + 16)
-        .map((p) => send(agent, c.url, 'POST', '/api/v1/namespaces/default/pods', JSON.stringify(p))),
-    );
-  }
-  const list = await send(agent, c.url, 'GET', '/api/v1/namespaces/default/pods?limit=1', undefined);
-  const rv = (JSON.parse(list.text) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+  await createPods(agent, c.url, pods);
+  const rv = await listRV(agent, c.url, 1);
   const lat = new LatencyRecorder();
   let delivered = 0;
   let ended = 0;
   const onLine = (line: string): void => {
     delivered++;
-    const i = line.indexOf(MARK);
-    if (i >= 0)
-      lat.recordMs(monoMs() - Number.parseFloat(line.slice(i + MARK.length, line.indexOf('"', i + MARK.length))));
+    recordMark(line, lat);
   };
   const onEvents = (n: number): void => void (delivered += n);
   const probes = Math.min(c.probes, c.clients);
@@ -134,40 +84,10 @@ export async function runHttpClients(c: HttpClientsConfig): Promise<HttpClientsR
   for (let i = 0; i < c.stalled; i++) watch(c.url, rv, { kind: 'stall' }, () => ended++);
   await sleep(500); // let every stream be registered
 
-  let writes = 0;
-  let acked = 0;
-  let inFlight = 0;
   const t0 = performance.now();
-  const end = t0 + c.durationS * 1000;
-  while (performance.now() < end) {
-    const due = Math.floor(((performance.now() - t0) * c.rate) / 1000);
-    while (writes < due && inFlight < 64) {
-      const k = writes % pods.length;
-      const body = JSON.stringify(podUpdate(pods[k]!, writes, monoMs()));
-      writes++;
-      inFlight++;
-      send(agent, c.url, 'PUT', `/api/v1/namespaces/default/pods/pod-${k}`, body).then(
-        (r) => {
-          inFlight--;
-          if (r.status === 200) acked++;
-        },
-        () => inFlight--,
-      );
-    }
-    await sleep(1);
-  }
-  while (inFlight > 0 && performance.now() < end + 10_000) await sleep(5);
+  const acked = await writePodUpdates(agent, c.url, pods, c.rate, c.durationS);
   const expected = acked * c.clients;
-  const writeEnd = performance.now();
-  let last = delivered;
-  let lastProgress = writeEnd;
-  while (delivered < expected && performance.now() - writeEnd < 10_000 && performance.now() - lastProgress < 3000) {
-    await sleep(20);
-    if (delivered !== last) {
-      last = delivered;
-      lastProgress = performance.now();
-    }
-  }
+  await waitForDelivery(() => delivered, expected, 10_000);
   agent.destroy();
   return {
     writes: acked,

@@ -15,60 +15,16 @@
  */
 import { Agent } from 'node:http';
 import { TcpRelay } from '../../src/testing/tcp-relay.js';
-import { LatencyRecorder, monoMs } from '../lib/hist.js';
-import { listRV, send, WatchClient, type ClientStats } from './watch-client.js';
+import { LatencyRecorder } from '../lib/hist.js';
+import { WatchClient, type ClientStats } from './watch-client.js';
+import { waitForDelivery } from '../lib/delivery-wait.js';
 import { serveChild } from '../lib/isolate.js';
 import { procCpuMs } from '../lib/memory.js';
-import { makePod, podUpdate } from '../lib/pod.js';
+import { makePod } from '../lib/pod.js';
+import { createPods, listRV, sleep, writePodUpdates } from '../lib/pod-http.js';
 import { startServe, stopServe, sumMetric, type ServeChild } from '../lib/serve-child.js';
-import type { LatencySummary } from '../lib/types.js';
+import type { ProxyRunConfig, ProxyRunResult } from '../lib/types.js';
 
-export interface ProxyRunConfig {
-  mode: 'off' | 'alpha' | 'beta';
-  proxies: number;
-  clientsPerProxy: number;
-  slowPerProxy: number;
-  rate: number;
-  durationS: number;
-  blipAtS: number;
-  blipS: number;
-  pods: number;
-  /** Extra bytes per pod (an annotation), so that a slow client's socket backs up within seconds. */
-  padBytes: number;
-  slowReadRate: number;
-  channelCapacity: number;
-}
-
-export interface ProxyRunResult {
-  writes: number;
-  wallS: number;
-  rootCpuPct: number;
-  rootWatchesMax: number;
-  rootWatchesEnd: number;
-  rootForceCloses: number;
-  root410s: number;
-  /** Watch events the root sent to the proxies (counted in the relays), per second. */
-  rootDeliveriesPerS: number;
-  /** Lines (events) all leaf clients received, per second. */
-  leafDeliveriesPerS: number;
-  latencyUncut: LatencySummary;
-  latencyCut: LatencySummary;
-  /** Healthy clients' re-watches after a clean end (a force-close) and re-lists after a 410. */
-  healthyReconnects: number;
-  healthyRelists: number;
-  healthyDeliveredFraction: number;
-  proxyForceCloses: number;
-  proxy410s: number;
-  proxyStalls: number;
-  /** Upstream lists beyond each proxy's first (re-lists of the proxies). */
-  proxyRelists: number;
-  proxyReconnectsOk: number;
-  proxyReconnectsFailed: number;
-  slowReconnects: number;
-  slowRelists: number;
-}
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 async function waitReady(url: string): Promise<void> {
   const deadline = Date.now() + 30_000;
   for (;;) {
@@ -97,13 +53,7 @@ export async function runProxy(c: ProxyRunConfig): Promise<ProxyRunResult> {
       const p = makePod(i);
       return { ...p, metadata: { ...p.metadata, annotations: { ...p.metadata.annotations, 'bench/pad': pad } } };
     });
-    for (let i = 0; i < pods.length; i += 16) {
-      await Promise.all(
-        pods
-          .slice(i, i + 16)
-          .map((p) => send(agent, root.url, 'POST', '/api/v1/namespaces/default/pods', JSON.stringify(p))),
-      );
-    }
+    await createPods(agent, root.url, pods);
     for (let i = 0; i < c.proxies; i++) {
       const relay = new TcpRelay(root.port);
       await relay.listen();
@@ -128,7 +78,7 @@ export async function runProxy(c: ProxyRunConfig): Promise<ProxyRunResult> {
     const healthyPerProxy = c.clientsPerProxy - c.slowPerProxy;
     for (let p = 0; p < proxies.length; p++) {
       const url = proxies[p]!.url;
-      const rv = await listRV(agent, url);
+      const rv = await listRV(agent, url, 1);
       for (let i = 0; i < healthyPerProxy; i++)
         clients.push(new WatchClient(agent, url, rv, Infinity, healthyCounts, p < cut ? latCut : latUncut));
       for (let i = 0; i < c.slowPerProxy; i++)
@@ -146,14 +96,9 @@ export async function runProxy(c: ProxyRunConfig): Promise<ProxyRunResult> {
       );
     }, 500);
 
-    let writes = 0;
-    let acked = 0;
-    let inFlight = 0;
     let blip: 'before' | 'on' | 'after' = 'before';
     const t0 = performance.now();
-    const end = t0 + c.durationS * 1000;
-    while (performance.now() < end) {
-      const elapsedS = (performance.now() - t0) / 1000;
+    const acked = await writePodUpdates(agent, root.url, pods, c.rate, c.durationS, (elapsedS) => {
       if (blip === 'before' && elapsedS >= c.blipAtS) {
         blip = 'on';
         for (const r of relays.slice(0, cut)) r.cut();
@@ -161,41 +106,12 @@ export async function runProxy(c: ProxyRunConfig): Promise<ProxyRunResult> {
         blip = 'after';
         for (const r of relays.slice(0, cut)) r.restore();
       }
-      const due = Math.floor(((performance.now() - t0) * c.rate) / 1000);
-      while (writes < due && inFlight < 64) {
-        const k = writes % pods.length;
-        const body = JSON.stringify(podUpdate(pods[k]!, writes, monoMs()));
-        writes++;
-        inFlight++;
-        send(agent, root.url, 'PUT', `/api/v1/namespaces/default/pods/pod-${k}`, body).then(
-          (r) => {
-            inFlight--;
-            if (r.status === 200) acked++;
-          },
-          () => inFlight--,
-        );
-      }
-      await sleep(1);
-    }
+    });
     for (const r of relays) r.restore();
-    while (inFlight > 0 && performance.now() < end + 10_000) await sleep(5);
     // Drain: healthy clients get every acked write (or no progress for 3 s, at most 15 s).
     const healthyStreams = healthyPerProxy * proxies.length;
     const expected = acked * healthyStreams;
-    const writeEnd = performance.now();
-    let last = -1;
-    let lastProgress = writeEnd;
-    while (
-      healthyCounts.lines < expected &&
-      performance.now() - writeEnd < 15_000 &&
-      performance.now() - lastProgress < 3000
-    ) {
-      await sleep(20);
-      if (healthyCounts.lines !== last) {
-        last = healthyCounts.lines;
-        lastProgress = performance.now();
-      }
-    }
+    await waitForDelivery(() => healthyCounts.lines, expected, 15_000);
     clearInterval(sampler);
     const wallS = (performance.now() - t0) / 1000;
     const rootCpuMs = procCpuMs(root.child.pid!) - cpu0;

@@ -1,62 +1,12 @@
 /**
- * The clients of the proxy benchmark: a watch client with client-go's behaviour on ends (re-watch
- * from its last RV after a clean end, re-list after a 410), healthy (reads everything, records
- * write -> receipt latency) or slow (reads at most `rate` events/s), and the plain requests they
- * and the writer send.
+ * The leaf client of the proxy benchmark: a watch client with client-go's behaviour on ends
+ * (re-watch from its last RV after a clean end, re-list after a 410), healthy (reads everything,
+ * records write -> receipt latency) or slow (reads at most `rate` events/s). The plain requests
+ * it and the writer send are in lib/pod-http.ts.
  */
-import { request, type Agent, type IncomingMessage } from 'node:http';
-import { monoMs, type LatencyRecorder } from '../lib/hist.js';
-
-const MARK = '"bench/t":"';
-
-export function send(
-  agent: Agent,
-  url: string,
-  method: string,
-  path: string,
-  body?: string,
-): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url + path,
-      {
-        method,
-        agent,
-        headers:
-          body === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-export const listRV = async (agent: Agent, url: string): Promise<string> =>
-  (
-    JSON.parse((await send(agent, url, 'GET', '/api/v1/namespaces/default/pods?limit=1')).text) as {
-      metadata: { resourceVersion: string };
-    }
-  ).metadata.resourceVersion;
-
-function openWatch(url: string, rv: string, onResponse: (res: IncomingMessage) => void, onEnd: () => void): void {
-  const req = request(
-    `${url}/api/v1/namespaces/default/pods?watch=true&resourceVersion=${rv}`,
-    { agent: false },
-    (res) => {
-      res.on('end', onEnd);
-      res.on('error', onEnd);
-      onResponse(res);
-    },
-  );
-  req.on('error', onEnd);
-  req.end();
-}
+import type { Agent } from 'node:http';
+import type { LatencyRecorder } from '../lib/hist.js';
+import { listRV, openPodWatch, readLines, recordMark } from '../lib/pod-http.js';
 
 export interface ClientStats {
   lines: number;
@@ -87,47 +37,39 @@ export class WatchClient {
   start(): void {
     if (this.stopped) return;
     let expired = false;
-    openWatch(
+    openPodWatch(
       this.url,
       this.rv,
       (res) => {
-        let buf = '';
         let budgetStart = performance.now();
         let read = 0;
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => {
-          buf += chunk;
-          let start = 0;
-          for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n', start)) {
-            const line = buf.slice(start, nl);
-            start = nl + 1;
+        readLines(
+          res,
+          (line) => {
             this.stats.lines++;
             read++;
             if (line.startsWith('{"type":"ERROR"')) {
               expired = line.includes('"code":410');
-              continue;
+              return;
             }
             const m = /"resourceVersion":"(\d+)"/.exec(line);
             if (m !== null) this.rv = m[1]!;
-            const i = this.latency === undefined ? -1 : line.indexOf(MARK);
-            if (i >= 0)
-              this.latency!.recordMs(
-                monoMs() - Number.parseFloat(line.slice(i + MARK.length, line.indexOf('"', i + MARK.length))),
-              );
-          }
-          buf = buf.slice(start);
-          if (this.rate === Infinity) return;
-          // Read no faster than `rate`: pause until the budget allows what was read.
-          const aheadMs = (read / this.rate) * 1000 - (performance.now() - budgetStart);
-          if (aheadMs > 5) {
-            res.pause();
-            setTimeout(() => res.resume(), aheadMs);
-          }
-          if (performance.now() - budgetStart > 1000) {
-            budgetStart = performance.now();
-            read = 0;
-          }
-        });
+            if (this.latency !== undefined) recordMark(line, this.latency);
+          },
+          () => {
+            if (this.rate === Infinity) return;
+            // Read no faster than `rate`: pause until the budget allows what was read.
+            const aheadMs = (read / this.rate) * 1000 - (performance.now() - budgetStart);
+            if (aheadMs > 5) {
+              res.pause();
+              setTimeout(() => res.resume(), aheadMs);
+            }
+            if (performance.now() - budgetStart > 1000) {
+              budgetStart = performance.now();
+              read = 0;
+            }
+          },
+        );
       },
       () => {
         if (this.stopped) return;
@@ -144,11 +86,7 @@ export class WatchClient {
     if (this.stopped) return;
     this.stats.relists++;
     try {
-      this.rv = (
-        JSON.parse((await send(this.agent, this.url, 'GET', '/api/v1/namespaces/default/pods')).text) as {
-          metadata: { resourceVersion: string };
-        }
-      ).metadata.resourceVersion;
+      this.rv = await listRV(this.agent, this.url);
     } catch {
       // the proxy is busy or away: re-list again shortly
       setTimeout(() => void this.relist(), 500);

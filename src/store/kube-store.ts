@@ -339,7 +339,7 @@ export class KubeStore implements Store, PatchingStore {
   ): StoreWatch {
     if (!Number.isSafeInteger(afterRV) || afterRV < 0)
       throw new BadRequestError(`invalid watch resource version ${afterRV}`);
-    const w = new KubeWatch(this.backend, afterRV, onEvent, onError, onProgress);
+    const w = new KubeWatch(this.backend, afterRV, { onEvent, onError, onProgress });
     if (this.closed) {
       queueMicrotask(() => onError(new StoreUnavailableError('KubeStore is closed')));
       return { stop: () => w.stop() };

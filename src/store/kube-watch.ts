@@ -1,6 +1,8 @@
 /**
  * KubeWatch: one store watch over an upstream Kubernetes API server's watch
- * API, kept alive across broken streams (KubeStore's `watch`).
+ * API, kept alive across broken streams (KubeStore's `watch`). The life cycle it shares with
+ * EtcdStore's watch (resume point, stream attempts, timer, back-off, fail and stop) is
+ * ResumingWatch's (resuming-watch.ts, which also says what differs and why).
  *
  * Invariants
  * - `resumeRV` is the last RV whose events were all delivered (or that a bookmark proved). Every
@@ -30,11 +32,12 @@
  * that change is on its way on the main stream: nothing is reported. One probe at a time.
  */
 import type { IncomingMessage } from 'node:http';
-import type { Clock, TimerHandle } from '../core/clock.js';
+import type { Clock } from '../core/clock.js';
 import type { Status } from '../core/errors.js';
 import type { StoreEvent } from '../core/types.js';
 import { upstreamError } from './kube-client.js';
-import { KubeWatchStream, type WireWatchEvent } from './kube-watch-stream.js';
+import { KubeWatchStream, type WatchStreamHandlers, type WireWatchEvent } from './kube-watch-stream.js';
+import { ReconnectBackoff, ResumingWatch, type WatchCallbacks } from './resuming-watch.js';
 import { StoreCompactedError, UpstreamStatusError } from './store-errors.js';
 
 /** What a KubeWatch needs from its store. */
@@ -70,14 +73,10 @@ export function wireRV(object: { metadata?: { resourceVersion?: unknown } }): nu
   return Number.isSafeInteger(n) ? n : undefined;
 }
 
-export class KubeWatch {
-  private resumeRV: number;
-  private stopped = false;
-  private generation = 0;
+export class KubeWatch extends ResumingWatch {
   private abort: AbortController | undefined;
   private stream: KubeWatchStream | undefined;
-  private attempt = 0;
-  private timer: TimerHandle | undefined;
+  private readonly backoff: ReconnectBackoff;
   private probing = false;
   /** Events (or bookmarks) the current stream delivered. */
   private receivedOnStream = 0;
@@ -87,16 +86,15 @@ export class KubeWatch {
   constructor(
     private readonly backend: KubeWatchBackend,
     afterRV: number,
-    private readonly onEvent: (event: StoreEvent) => void,
-    private readonly onError: (error: Error) => void,
-    private readonly onProgress: ((resourceVersion: number) => void) | undefined,
+    callbacks: WatchCallbacks,
   ) {
-    this.resumeRV = afterRV;
+    super(backend.clock, afterRV, callbacks);
+    this.backoff = new ReconnectBackoff(BACKOFF_MIN_MS, BACKOFF_MAX_MS, () => backend.clock.random());
   }
 
   connect(): void {
     if (this.stopped) return;
-    const gen = ++this.generation;
+    const attempt = this.nextAttempt();
     const abort = (this.abort = new AbortController());
     this.receivedOnStream = 0;
     // From RV 0 (an upstream that was empty when listed), "resourceVersion=0" means "any state,
@@ -106,13 +104,13 @@ export class KubeWatch {
     // Invariant: always (re)start right after the last fully delivered RV.
     this.backend.openWatch(this.resumeRV, abort.signal, undefined, this.initial !== undefined).then(
       (res) => {
-        if (this.stopped || gen !== this.generation) {
+        if (!this.isCurrent(attempt)) {
           res.destroy();
           return;
         }
         if (res.statusCode !== 200) {
           void readError(res).then((err) => {
-            if (gen !== this.generation) return;
+            if (!this.isCurrent(attempt)) return;
             if (err.code === 410) return this.expired(err.status);
             this.backend.reached(false, err);
             this.retry(err);
@@ -120,17 +118,10 @@ export class KubeWatch {
           return;
         }
         this.backend.reached(true);
-        this.stream = new KubeWatchStream(res, {
-          onEvent: (ev) => {
-            if (gen === this.generation) this.handle(ev);
-          },
-          onEnd: (err) => {
-            if (gen === this.generation) this.retry(err ?? new Error('the upstream ended the watch'));
-          },
-        });
+        this.stream = new KubeWatchStream(res, this.handlersOf(attempt));
       },
       (err: Error) => {
-        if (gen !== this.generation) return;
+        if (!this.isCurrent(attempt)) return;
         this.backend.reached(false, err);
         this.retry(err);
       },
@@ -143,24 +134,29 @@ export class KubeWatch {
    */
   adopt(stream: KubeWatchStream, pending: readonly WireWatchEvent[], ended: Error | undefined | false): void {
     if (this.stopped) return stream.close();
-    const gen = ++this.generation;
+    const attempt = this.nextAttempt();
     this.stream = stream;
     this.initial = undefined;
     this.receivedOnStream = 0;
     for (const ev of pending) {
-      if (gen !== this.generation) return;
+      if (!this.isCurrent(attempt)) return;
       this.handle(ev);
     }
-    if (gen !== this.generation) return;
+    if (!this.isCurrent(attempt)) return;
     if (ended !== false) return this.retry(ended ?? new Error('the upstream ended the watch'));
-    stream.setHandlers({
+    stream.setHandlers(this.handlersOf(attempt));
+  }
+
+  /** A stream's handlers for one attempt: a stream of an abandoned attempt is not heard. */
+  private handlersOf(attempt: number): WatchStreamHandlers {
+    return {
       onEvent: (ev) => {
-        if (gen === this.generation) this.handle(ev);
+        if (this.isCurrent(attempt)) this.handle(ev);
       },
       onEnd: (err) => {
-        if (gen === this.generation) this.retry(err ?? new Error('the upstream ended the watch'));
+        if (this.isCurrent(attempt)) this.retry(err ?? new Error('the upstream ended the watch'));
       },
-    });
+    };
   }
 
   private handle(ev: WireWatchEvent): void {
@@ -183,7 +179,7 @@ export class KubeWatch {
       for (const e of initial) {
         if (e.resourceVersion <= this.resumeRV) continue;
         this.resumeRV = e.resourceVersion;
-        deliver(this.onEvent, e);
+        this.emit(e);
         if (this.stopped) return;
       }
     }
@@ -191,14 +187,14 @@ export class KubeWatch {
     // Invariant: once, in RV order. Anything at or below the resume point was delivered before.
     if (rv <= this.resumeRV) return;
     this.resumeRV = rv;
-    deliver(this.onEvent, { type: ev.type, object: ev.object, resourceVersion: rv });
+    this.emit({ type: ev.type, object: ev.object, resourceVersion: rv });
   }
 
   /** The upstream proved everything up to `rv` delivered (a bookmark, or a probe's bookmark). */
   private advance(rv: number): void {
     if (this.stopped || rv <= this.resumeRV) return;
     this.resumeRV = rv;
-    if (this.onProgress !== undefined) deliver(this.onProgress, rv);
+    this.reportProgress(rv);
   }
 
   /** Reconnect from resumeRV after a back-off with jitter. */
@@ -206,16 +202,8 @@ export class KubeWatch {
     if (this.stopped) return;
     const fruitful = this.receivedOnStream > 0;
     this.abandonStream();
-    if (fruitful) this.attempt = 0;
-    const ceiling = Math.min(BACKOFF_MAX_MS, BACKOFF_MIN_MS * 2 ** this.attempt);
-    this.attempt++;
-    const { clock } = this.backend;
-    // Equal jitter: half the ceiling fixed, half random.
-    const delay = ceiling / 2 + clock.random() * (ceiling / 2);
-    this.timer = clock.setTimeout(() => {
-      this.timer = undefined;
-      this.connect();
-    }, delay);
+    if (fruitful) this.backoff.reset();
+    this.schedule(() => this.connect(), this.backoff.next());
   }
 
   /** 410: the upstream's history no longer reaches resumeRV. Terminal; reported after a jitter. */
@@ -225,8 +213,7 @@ export class KubeWatch {
     this.backend.expired();
     const m = /\((\d+)\)/.exec(status.message ?? '');
     const error = new StoreCompactedError(this.resumeRV, m !== null ? Number(m[1]) : this.resumeRV);
-    const { clock } = this.backend;
-    this.timer = clock.setTimeout(() => this.fail(error), clock.random() * EXPIRED_JITTER_MS);
+    this.schedule(() => this.fail(error), this.clock.random() * EXPIRED_JITTER_MS);
   }
 
   requestProgress(): void {
@@ -261,28 +248,15 @@ export class KubeWatch {
     );
   }
 
-  /** Report a terminal error once and stop. */
-  private fail(err: Error): void {
-    if (this.stopped) return;
-    this.stop();
-    deliver(this.onError, err);
-  }
-
-  stop(): void {
-    if (this.stopped) return;
-    this.stopped = true;
-    this.abandonStream();
-    this.backend.forget(this);
-  }
-
-  private abandonStream(): void {
-    this.generation++;
-    if (this.timer !== undefined) this.backend.clock.clearTimeout(this.timer);
-    this.timer = undefined;
+  protected dropStream(): void {
     this.stream?.close();
     this.stream = undefined;
     this.abort?.abort();
     this.abort = undefined;
+  }
+
+  protected released(): void {
+    this.backend.forget(this);
   }
 }
 
@@ -294,15 +268,4 @@ async function readError(res: IncomingMessage): Promise<UpstreamStatusError> {
     // a broken error body: the status line is enough
   }
   return upstreamError(res.statusCode ?? 0, res.headers, Buffer.concat(chunks).toString('utf8'));
-}
-
-/** Call a consumer callback; an exception is re-thrown on a later tick, not into the socket's handler. */
-function deliver<T>(callback: (value: T) => void, value: T): void {
-  try {
-    callback(value);
-  } catch (err) {
-    setImmediate(() => {
-      throw err;
-    });
-  }
 }

@@ -546,7 +546,7 @@ test(
   'a connection cut in the middle of a replay: resumes after the last delivered event, nothing lost or repeated',
   { skip },
   async (t) => {
-    // etcd3's own Watcher would resume from the store's current revision here (see etcd-store.ts).
+    // etcd3's own Watcher would resume from the store's current revision here (see docs/etcd.md, "The etcd3 client").
     const prefix = '/cut/pods/';
     const writer = etcdStore(prefix);
     const start = await writer.currentResourceVersion();
