@@ -46,6 +46,12 @@ function deliveryOf(variant: number): Delivery {
 
 export class SharedWatcherChannel implements WatcherChannel {
   readonly spsc: SpscChannel;
+  /**
+   * mainOwns, consumed here and not detached: push and shift take the
+   * owner-local path (SpscChannel.pushLocal/popLocal) without further checks.
+   * Declared next to `spsc`: the two fields the live push reads sit together.
+   */
+  private liveLocal: boolean;
   /** Consumed in another thread (cache.watchPort): the state cells it shares; undefined when consumed here. */
   readonly remoteState: SharedArrayBuffer | undefined;
   /** Called after a pop while the sync worker owns the writer side: room for it (ControlBlock.signalRoom). */
@@ -84,6 +90,7 @@ export class SharedWatcherChannel implements WatcherChannel {
     this.slot = region?.slot;
     this.history = history;
     this.remoteState = remoteState;
+    this.liveLocal = remoteState === undefined;
   }
 
   /**
@@ -93,12 +100,14 @@ export class SharedWatcherChannel implements WatcherChannel {
    */
   handToWorker(): boolean {
     this.mainOwns = false;
+    this.liveLocal = false;
     return this.spsc.handOff(WriterOwner.MAIN, WriterOwner.SYNC_WORKER);
   }
 
   /** The region is about to go back to the pool: this object never touches it again. */
   detach(): void {
     this.detached = true;
+    this.liveLocal = false;
     this.bookmarks.length = 0;
   }
 
@@ -146,12 +155,15 @@ export class SharedWatcherChannel implements WatcherChannel {
   }
 
   push(event: WatchEvent): boolean {
+    // The live push of a synced watcher consumed here (issue 13, deliverable 2): owner-local, no Atomics.
+    if (this.liveLocal && event.ref >= 0) return this.spsc.pushLocal(event.ref, variantOf(event.delivery) as Variant);
     if (this.detached) return false;
     // Single writer: while the sync worker owns the channel the main thread never pushes. Only this
     // thread hands the role away, so while it has not, it owns it without asking (no Atomics load).
     if (!this.mainOwns) {
       if (this.spsc.writerOwner !== WriterOwner.MAIN) return false;
       this.mainOwns = true; // the worker handed it back
+      this.liveLocal = this.remoteState === undefined;
     }
     if (this.remoteState !== undefined && this.spsc.cancelled) {
       const cancel = this.onRemoteCancel;
@@ -160,7 +172,8 @@ export class SharedWatcherChannel implements WatcherChannel {
       return true; // nobody reads it any more: accept and drop
     }
     const local = this.remoteState === undefined;
-    if (event.type === 'BOOKMARK') {
+    if (event.ref < 0) {
+      if (event.type !== 'BOOKMARK') throw new Error(`watch event ${event.type}@${event.rv} has no history reference`);
       if (
         !(local
           ? this.spsc.pushLocal(event.rv, VARIANT_BOOKMARK as Variant)
@@ -170,7 +183,6 @@ export class SharedWatcherChannel implements WatcherChannel {
       if (local) this.bookmarks.push(event); // a remote consumer builds its own
       return true;
     }
-    if (event.ref < 0) throw new Error(`watch event ${event.type}@${event.rv} has no history reference`);
     const variant = variantOf(event.delivery) as Variant;
     // The consumer of a local channel is this thread and never parks on it: the plain push suffices.
     return local ? this.spsc.pushLocal(event.ref, variant) : this.spsc.tryPush(event.ref, variant);
@@ -179,10 +191,11 @@ export class SharedWatcherChannel implements WatcherChannel {
   shift(): WatchEvent | undefined | typeof OVERWRITTEN {
     if (this.detached) return undefined;
     // While this thread is the producer of a channel it consumes, both ends are its own: plain loads and stores.
-    const ref = this.mainOwns && this.remoteState === undefined ? this.spsc.popLocal() : this.spsc.pop();
+    const local = this.liveLocal;
+    const ref = local ? this.spsc.popLocal() : this.spsc.pop();
     if (ref === POP_EMPTY || ref === POP_CLOSED) return undefined;
     // Room in a channel the worker feeds: it may be parked because every channel was full.
-    if (!this.mainOwns) this.onRoomForWorker?.();
+    if (!local && !this.mainOwns) this.onRoomForWorker?.();
     const variant = this.spsc.lastVariant as number;
     if (variant === VARIANT_BOOKMARK) return this.bookmarks.shift();
     const h = this.history;
@@ -192,9 +205,9 @@ export class SharedWatcherChannel implements WatcherChannel {
 
   clear(): void {
     if (this.detached) return;
-    if (this.mainOwns && this.remoteState === undefined) while (this.spsc.popLocal() >= 0);
+    if (this.liveLocal) this.spsc.discardLocal();
     else while (this.spsc.pop() >= 0);
-    this.bookmarks.length = 0;
+    if (this.bookmarks.length !== 0) this.bookmarks.length = 0; // setting length costs even when it is 0
   }
 
   cancel(): void {
