@@ -163,7 +163,7 @@ function foldOutcome(r: WaitOutcome): 'ok' | 'timed-out' {
 export class SpscChannel {
   // Field order is layout: what pushLocal/popLocal read comes first, so it shares the object's first cache line.
   /** Owner-local mode (see the module doc): HEAD, TAIL and CLOSED live in the three fields below. */
-  private local = false;
+  protected local = false;
   private localClosed = false;
   private localHead = 0;
   private localTail = 0;
@@ -205,6 +205,19 @@ export class SpscChannel {
     capacity: number,
     owner: number = WriterOwner.MAIN,
   ): SpscChannel {
+    return new SpscChannel(SpscChannel.initRegion(buffer, byteOffset, capacity, owner));
+  }
+
+  /**
+   * Reset the region of a new channel at `byteOffset` of `buffer` (as
+   * createIn) and return its handle, for a subclass to construct on.
+   */
+  static initRegion(
+    buffer: SharedArrayBuffer,
+    byteOffset: number,
+    capacity: number,
+    owner: number = WriterOwner.MAIN,
+  ): SpscChannelHandle {
     checkCapacity(capacity);
     if (byteOffset % 8 !== 0 || byteOffset < 0 || byteOffset + SpscChannel.bytesFor(capacity) > buffer.byteLength) {
       throw new RangeError(
@@ -217,7 +230,7 @@ export class SpscChannel {
     h[H_CAPACITY] = capacity;
     h[H_OWNER] = owner | 0;
     // Sharing the handle or the region's offset (postMessage) orders these initial stores before the other side.
-    return new SpscChannel(byteOffset === 0 ? { buffer, capacity } : { buffer, capacity, byteOffset });
+    return byteOffset === 0 ? { buffer, capacity } : { buffer, capacity, byteOffset };
   }
 
   constructor(handle: SpscChannelHandle) {
@@ -494,7 +507,7 @@ export class SpscChannel {
   }
 
   /** Owner-local mode off: publish the positions to the shared words (slots before TAIL, as tryPush). */
-  private leaveLocal(): void {
+  protected leaveLocal(): void {
     const h = this.h;
     Atomics.store(h, this.b + H_HEAD, this.localHead);
     Atomics.store(h, this.b + H_TAIL, this.localTail);
