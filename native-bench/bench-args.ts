@@ -19,6 +19,8 @@ export interface BenchPlan {
   modes: Mode[];
   json: string | undefined;
   html: string | undefined;
+  /** --cpu-prof DIR: every bench child writes V8 CPU profiles there (lib/isolate.ts). */
+  cpuProfDir: string | undefined;
   kep: {
     modes: Mode[];
     slowCounts: number[];
@@ -94,6 +96,8 @@ Options:
   --channel-capacity N          Per-watcher channel size
   --no-etcd                     Skip the etcd peer
   --no-http                     Skip the HTTP peer
+  --cpu-prof DIR                Write a V8 CPU profile of every bench child into DIR (and the KEP
+                                stall and resume phases apart, kep-<mode>-<variant>-<N>-stall.cpuprofile)
   --json FILE                   Results as JSON (default bench-results/latest.json)
   --html FILE                   Self-contained HTML report (default bench-results/latest.html)
   -h, --help                    Show this help
@@ -147,6 +151,7 @@ export function parseBenchArgs(argv: string[]): BenchPlan {
       duration: { type: 'string' },
       json: { type: 'string' },
       html: { type: 'string' },
+      'cpu-prof': { type: 'string' },
       quick: { type: 'boolean' },
       full: { type: 'boolean' },
       suite: { type: 'string' },
@@ -187,6 +192,7 @@ export function parseBenchArgs(argv: string[]): BenchPlan {
     modes,
     json: values.json ?? 'bench-results/latest.json',
     html: values.html ?? 'bench-results/latest.html',
+    cpuProfDir: values['cpu-prof'],
     kep: {
       modes,
       slowCounts,

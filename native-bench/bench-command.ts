@@ -15,6 +15,7 @@ import { parseBenchArgs, USAGE, type BenchPlan } from './bench-args.js';
 import { runFloorIsolated } from './floor.js';
 import { runCatchupSweep } from './catchup/catchup-bench.js';
 import { runKepSweep } from './kep-bench.js';
+import { profileChildrenInto } from './lib/isolate.js';
 import { BETA_NOTE } from './lib/modes.js';
 import type { BenchReport, PeerResults } from './lib/types.js';
 import { runEtcdPeerIsolated } from './peers/etcd-peer.js';
@@ -164,6 +165,10 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
     return 0;
   }
   const log = (l: string): void => void process.stderr.write(`[bench] ${l}\n`);
+  if (plan.cpuProfDir !== undefined) {
+    profileChildrenInto(plan.cpuProfDir);
+    log(`CPU profiles of every bench child go to ${plan.cpuProfDir}`);
+  }
   log(`${plan.quick ? 'quick' : 'full'} run: suites ${plan.suites.join(',')}, modes ${plan.modes.join(',')}`);
   const report = await runSuite(plan, argv, log);
   printReport(report);

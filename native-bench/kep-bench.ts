@@ -18,7 +18,8 @@ import { HealthyClient, KepContext, SlowClient } from './kep/clients.js';
 import { FixedRateWriter, SendTimes } from './kep/writer.js';
 import { PassProbe } from './lib/engine-probe.js';
 import { finite, percentile } from './lib/hist.js';
-import { isMain, runIsolated, serveChild } from './lib/isolate.js';
+import { childCpuProfDir, isMain, runIsolated, serveChild } from './lib/isolate.js';
+import { PhaseProfiler } from './lib/phase-profile.js';
 import { fullGc, MemorySampler, selfCpuMs, snapshot, toMiB } from './lib/memory.js';
 import { makePod } from './lib/pod.js';
 import type { KepRow, SlowVariant } from './lib/types.js';
@@ -89,6 +90,10 @@ export async function runKepOnce(c: KepConfig): Promise<KepRow> {
   const sampler = new MemorySampler(250);
   const elu0 = performance.eventLoopUtilization();
   const cpu0 = selfCpuMs();
+  // --cpu-prof DIR: the stall phase and the resume phase, each in a profile of its own.
+  const profiler = await PhaseProfiler.open(childCpuProfDir());
+  const profileName = `kep-${c.mode}-${c.variant}-${c.slow}`;
+  await profiler?.begin();
   const t0 = performance.now();
   writer.start();
   // The stall phase's first half fills the slow channels; the worker is measured once they are full.
@@ -97,8 +102,12 @@ export async function runKepOnce(c: KepConfig): Promise<KepRow> {
   const workerElu0 = beta?.workerUtilization();
   await sleep((c.stallS * 1000) / 2);
   const workerBusyStall = workerElu0 === undefined ? 0 : (beta?.workerUtilization(workerElu0)?.utilization ?? 0);
+  await profiler?.end(`${profileName}-stall`);
+  await profiler?.begin();
   ctx.resume();
   await sleep(c.resumeS * 1000);
+  await profiler?.end(`${profileName}-resume`);
+  profiler?.close();
   writer.stop();
   await sleep(30);
   const wallMs = performance.now() - t0;

@@ -75,6 +75,33 @@ export function ringTasks(): FloorTask[] {
   ];
 }
 
+interface TimedPushes {
+  overriddenDuration: number;
+  overriddenIterationCost: number;
+}
+
+// Two copies of one loop, one per channel type: each push site then sees one class, as the engine's live
+// push does in one mode (a loop shared by both would be polymorphic and charge both modes for it).
+function timedAlphaPushes(chans: EventQueue[], ev: WatchEvent): () => TimedPushes {
+  return () => {
+    const start = performance.now();
+    for (let i = 0; i < chans.length; i++) chans[i]!.push(ev);
+    const pushed = performance.now();
+    for (let i = 0; i < chans.length; i++) chans[i]!.clear();
+    return { overriddenDuration: pushed - start, overriddenIterationCost: performance.now() - start };
+  };
+}
+
+function timedBetaPushes(chans: SharedWatcherChannel[], ev: WatchEvent): () => TimedPushes {
+  return () => {
+    const start = performance.now();
+    for (let i = 0; i < chans.length; i++) chans[i]!.push(ev);
+    const pushed = performance.now();
+    for (let i = 0; i < chans.length; i++) chans[i]!.clear();
+    return { overriddenDuration: pushed - start, overriddenIterationCost: performance.now() - start };
+  };
+}
+
 export function channelTasks(big: number): FloorTask[] {
   const ev = new WatchEvent('MODIFIED', makePod(1), 1);
   const q = new EventQueue(100);
@@ -118,15 +145,16 @@ export function channelTasks(big: number): FloorTask[] {
     });
     const shared = new WatchEvent('MODIFIED', makePod(1), 1, 0);
     return {
-      name: `live push: one event into ${n.toLocaleString('en-US')} ${kind === 'alpha' ? 'EventQueues (alpha)' : 'SharedWatcherChannels (beta, main-owned)'} (push, then drain)`,
+      name: `live push: one event into ${n.toLocaleString('en-US')} ${kind === 'alpha' ? 'EventQueues (alpha)' : 'SharedWatcherChannels (beta, main-owned)'} (push only; the drain is not timed)`,
       group: 'watcher channel',
       unit: 'ns/op',
       ops: n,
-      // Timed: the pushes; the drain keeps room (its cost is the consumer's, measured apart above).
-      fn: () => {
-        for (let i = 0; i < n; i++) chans[i]!.push(shared);
-        for (let i = 0; i < n; i++) chans[i]!.clear();
-      },
+      // Timed: the pushes alone, in both modes alike; the drain after them keeps room and is charged to the
+      // time budget only (the consumer's cost is measured apart above).
+      fn:
+        kind === 'alpha'
+          ? timedAlphaPushes(chans as EventQueue[], shared)
+          : timedBetaPushes(chans as SharedWatcherChannel[], shared),
     };
   };
   return [

@@ -31,8 +31,16 @@ import type { WatchEvent } from '../wire/watch-event.js';
 import { CELL_BYTES, CELL_SLOTS } from '../protocol/cursor-cell.js';
 import type { SlabSlot } from './channel-slabs.js';
 
-export class SharedWatcherChannel implements WatcherChannel {
-  readonly spsc: SpscChannel;
+/**
+ * It is its SpscChannel (a subclass, not a wrapper): the live push reads one
+ * object, the channel's own owner-local fields, and writes one slot word.
+ */
+export class SharedWatcherChannel extends SpscChannel implements WatcherChannel {
+  /**
+   * mainOwns, consumed here and not detached: push and shift take the
+   * owner-local path (SpscChannel.pushLocal/popLocal) without further checks.
+   */
+  private liveLocal: boolean;
   /** Consumed in another thread (cache.watchPort): the state cells it shares; undefined when consumed here. */
   readonly remoteState: SharedArrayBuffer | undefined;
   /** Called after a pop while the sync worker owns the writer side: room for it (ControlBlock.signalRoom). */
@@ -60,17 +68,20 @@ export class SharedWatcherChannel implements WatcherChannel {
     remoteState?: SharedArrayBuffer,
     region?: { slot: SlabSlot; buffer: SharedArrayBuffer },
   ) {
-    if (region !== undefined) {
-      this.positionCell = new Float64Array(region.buffer, region.slot.offset, CELL_SLOTS);
-      this.positionCell.fill(0);
-      this.spsc = SpscChannel.createIn(region.buffer, region.slot.offset + CELL_BYTES, capacity, WriterOwner.MAIN);
-    } else {
-      this.positionCell = new Float64Array(new SharedArrayBuffer(CELL_BYTES));
-      this.spsc = SpscChannel.create(capacity, WriterOwner.MAIN);
-    }
+    const cell =
+      region !== undefined
+        ? new Float64Array(region.buffer, region.slot.offset, CELL_SLOTS).fill(0)
+        : new Float64Array(new SharedArrayBuffer(CELL_BYTES));
+    super(
+      region !== undefined
+        ? SpscChannel.initRegion(region.buffer, region.slot.offset + CELL_BYTES, capacity, WriterOwner.MAIN)
+        : SpscChannel.initRegion(new SharedArrayBuffer(SpscChannel.bytesFor(capacity)), 0, capacity, WriterOwner.MAIN),
+    );
+    this.positionCell = cell;
     this.slot = region?.slot;
     this.history = history;
     this.remoteState = remoteState;
+    this.liveLocal = remoteState === undefined;
   }
 
   /**
@@ -80,12 +91,15 @@ export class SharedWatcherChannel implements WatcherChannel {
    */
   handToWorker(): boolean {
     this.mainOwns = false;
-    return this.spsc.handOff(WriterOwner.MAIN, WriterOwner.SYNC_WORKER);
+    this.liveLocal = false;
+    return this.handOff(WriterOwner.MAIN, WriterOwner.SYNC_WORKER);
   }
 
   /** The region is about to go back to the pool: this object never touches it again. */
   detach(): void {
     this.detached = true;
+    this.liveLocal = false;
+    if (this.local) this.leaveLocal();
     this.bookmarks.length = 0;
   }
 
@@ -102,66 +116,73 @@ export class SharedWatcherChannel implements WatcherChannel {
     if (this.remoteState === undefined) return;
     const state = new PortStateCells(this.remoteState);
     if (expired !== undefined) state.recordExpiry(expired.position, expired.oldestMinus1);
-    if (this.spsc.writerOwner === WriterOwner.MAIN)
-      this.spsc.close(expired !== undefined ? Terminal.EXPIRED : Terminal.END);
+    if (this.writerOwner === WriterOwner.MAIN) this.close(expired !== undefined ? Terminal.EXPIRED : Terminal.END);
     else {
       state.raiseEnded(expired !== undefined);
-      this.spsc.wakeConsumer();
+      this.wakeConsumer();
     }
   }
 
-  get capacity(): number {
-    return this.spsc.capacity;
+  override get size(): number {
+    return this.detached ? 0 : super.size;
   }
-  get size(): number {
-    return this.detached ? 0 : this.spsc.size;
-  }
-  get free(): number {
-    return this.detached ? this.spsc.capacity : this.spsc.free;
+  override get free(): number {
+    return this.detached ? this.capacity : this.capacity - super.size;
   }
   get full(): boolean {
-    return !this.detached && this.spsc.free === 0;
+    return !this.detached && super.size === this.capacity;
   }
   /** The main thread may push only while it owns the channel. */
   get ownedByMain(): boolean {
-    return this.spsc.writerOwner === WriterOwner.MAIN;
+    return this.writerOwner === WriterOwner.MAIN;
+  }
+
+  /** The channel itself (callers that want the SPSC side by name). */
+  get spsc(): SpscChannel {
+    return this;
   }
 
   push(event: WatchEvent): boolean {
+    // The live push of a synced watcher consumed here (issue 13, deliverable 2): owner-local, no Atomics.
+    // `local` (the channel's own mode flag) is only ever set through the owner-local calls below, which this
+    // class makes only while liveLocal, and handOff/detach clear it: it stands for liveLocal on the hot path.
+    if (this.local && event.ref >= 0) return this.pushLocal(event.ref, variantOf(event.delivery));
     if (this.detached) return false;
     // Single writer: while the sync worker owns the channel the main thread never pushes. Only this
     // thread hands the role away, so while it has not, it owns it without asking (no Atomics load).
     if (!this.mainOwns) {
-      if (this.spsc.writerOwner !== WriterOwner.MAIN) return false;
+      if (this.writerOwner !== WriterOwner.MAIN) return false;
       this.mainOwns = true; // the worker handed it back
+      this.liveLocal = this.remoteState === undefined;
     }
-    if (this.remoteState !== undefined && this.spsc.cancelled) {
+    if (this.remoteState !== undefined && this.cancelled) {
       const cancel = this.onRemoteCancel;
       this.onRemoteCancel = undefined;
       if (cancel !== undefined) queueMicrotask(cancel);
       return true; // nobody reads it any more: accept and drop
     }
     const local = this.remoteState === undefined;
-    if (event.type === 'BOOKMARK') {
-      if (!(local ? this.spsc.pushLocal(event.rv, Variant.BOOKMARK) : this.spsc.tryPush(event.rv, Variant.BOOKMARK)))
+    if (event.ref < 0) {
+      if (event.type !== 'BOOKMARK') throw new Error(`watch event ${event.type}@${event.rv} has no history reference`);
+      if (!(local ? this.pushLocal(event.rv, Variant.BOOKMARK) : this.tryPush(event.rv, Variant.BOOKMARK)))
         return false;
       if (local) this.bookmarks.push(event); // a remote consumer builds its own
       return true;
     }
-    if (event.ref < 0) throw new Error(`watch event ${event.type}@${event.rv} has no history reference`);
     const variant = variantOf(event.delivery);
     // The consumer of a local channel is this thread and never parks on it: the plain push suffices.
-    return local ? this.spsc.pushLocal(event.ref, variant) : this.spsc.tryPush(event.ref, variant);
+    return local ? this.pushLocal(event.ref, variant) : this.tryPush(event.ref, variant);
   }
 
   shift(): WatchEvent | undefined | typeof OVERWRITTEN {
     if (this.detached) return undefined;
     // While this thread is the producer of a channel it consumes, both ends are its own: plain loads and stores.
-    const ref = this.mainOwns && this.remoteState === undefined ? this.spsc.popLocal() : this.spsc.pop();
+    const local = this.liveLocal;
+    const ref = local ? this.popLocal() : this.pop();
     if (ref === POP_EMPTY || ref === POP_CLOSED) return undefined;
     // Room in a channel the worker feeds: it may be parked because every channel was full.
-    if (!this.mainOwns) this.onRoomForWorker?.();
-    const variant = this.spsc.lastVariant;
+    if (!local && !this.mainOwns) this.onRoomForWorker?.();
+    const variant = this.lastVariant;
     if (variant === Variant.BOOKMARK) return this.bookmarks.shift();
     const h = this.history;
     if (ref < h.startIndex || ref >= h.endIndex) return OVERWRITTEN;
@@ -170,12 +191,12 @@ export class SharedWatcherChannel implements WatcherChannel {
 
   clear(): void {
     if (this.detached) return;
-    if (this.mainOwns && this.remoteState === undefined) while (this.spsc.popLocal() >= 0);
-    else while (this.spsc.pop() >= 0);
-    this.bookmarks.length = 0;
+    if (this.liveLocal) this.discardLocal();
+    else while (this.pop() >= 0);
+    if (this.bookmarks.length !== 0) this.bookmarks.length = 0; // setting length costs even when it is 0
   }
 
-  cancel(): void {
-    if (!this.detached) this.spsc.cancel();
+  override cancel(): void {
+    if (!this.detached) super.cancel();
   }
 }

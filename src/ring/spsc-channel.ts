@@ -26,8 +26,13 @@
  *     10 SPACE_EPOCH    consumer, Atomics    +1 per producer wake-up
  *     11 CANCELLED      consumer, Atomics    1: the consumer is gone; the producer should stop
  *
- *   byte 64:                 REF[CAPACITY]      Float64: absolute history-ring index (safe integer)
- *   byte 64 + 8·CAPACITY:    VARIANT[CAPACITY]  Uint8: a Variant (src/protocol/channel-variants.ts)
+ *   byte 64:                 SLOT[CAPACITY]     Float64: 4·ref + variant, one word per reference
+ *
+ * A slot packs the reference (an absolute history-ring index, or a bookmark's
+ * RV, an integer in [0, 2^51)) and its variant (a Variant of
+ * src/protocol/channel-variants.ts: 0 as is, 1 ADDED, 2 DELETED, 3 the
+ * engine's BOOKMARK) into one exact Float64 integer, so a push writes one word
+ * in one cache line: ref = floor(slot / 4), variant = slot − 4·ref.
  *
  * Positions run over [0, 2·CAPACITY) so full (TAIL − HEAD = CAPACITY) and empty
  * (TAIL = HEAD) differ for any capacity; slot = position mod CAPACITY.
@@ -44,6 +49,18 @@
  * pops it, the ring may have evicted the event; HistoryRingReader.read() of
  * that index answers ReadStatus.OVERWRITTEN (never wrong bytes), and the
  * watcher must then end with its 410 Expired instead of delivering anything.
+ *
+ * Owner-local mode (pushLocal/popLocal): while one thread both owns the
+ * writer role and is the only consumer (an in-process beta watcher while it
+ * is synced), HEAD and TAIL are its own: it keeps them in fields of this
+ * object and writes neither word, so a push touches no header word and no
+ * Atomics (issue 13, deliverable 2). The shared words are stale meanwhile;
+ * handOff() publishes the positions (Atomics stores) before its
+ * compare-and-swap, so the next producer starts from them (so does any
+ * Atomics-side call on this object: tryPush, pop, the waits), and the first
+ * local call after this thread got the role back loads them again. Every
+ * reader on this side (size, free, lastPushedRef) answers from the fields
+ * while local; nobody else reads HEAD or TAIL of a channel it does not write.
  *
  * Wake-ups: tryPush() calls Atomics.notify only when the consumer announced it
  * may be parked (DATA_WAITING), so a busy consumer costs one Atomics.load per
@@ -91,7 +108,6 @@ const MAX_CAPACITY = 1 << 28;
 interface BufferViews {
   i32: Int32Array;
   f64: Float64Array;
-  u8: Uint8Array;
 }
 
 const VIEWS = new WeakMap<SharedArrayBuffer, BufferViews>();
@@ -104,11 +120,19 @@ function viewsOf(buffer: SharedArrayBuffer): BufferViews {
     v = {
       i32: new Int32Array(buffer, 0, words * 2),
       f64: new Float64Array(buffer, 0, words),
-      u8: new Uint8Array(buffer),
     };
     VIEWS.set(buffer, v);
   }
   return v;
+}
+
+/** Largest reference a slot holds exactly (4·ref + 3 stays a safe integer). */
+export const MAX_SLOT_REF = 2 ** 51 - 1;
+
+/** One slot word: the reference and its variant (0..3). */
+function packSlot(ref: number, variant: number): number {
+  if (!(ref >= 0 && ref <= MAX_SLOT_REF)) throw new RangeError(`spsc channel: reference ${ref} is not in [0, 2^51)`);
+  return ref * 4 + variant;
 }
 
 function checkCapacity(capacity: number): void {
@@ -127,27 +151,30 @@ function foldOutcome(r: WaitOutcome): 'ok' | 'timed-out' {
  * pop/cancel/waitForData as consumer).
  */
 export class SpscChannel {
-  readonly handle: SpscChannelHandle;
+  // Field order is layout: what pushLocal/popLocal read comes first, so it shares the object's first cache line.
+  /** Owner-local mode (see the module doc): HEAD, TAIL and CLOSED live in the three fields below. */
+  protected local = false;
+  private localClosed = false;
+  private localHead = 0;
+  private localTail = 0;
   readonly capacity: number;
-
+  private readonly span: number;
   // Views over the whole buffer, shared by every channel in it (one set per buffer: a slab of pooled
   // channels costs one set of typed-array objects, not three per channel), and this channel's bases.
-  private readonly h: Int32Array;
+  /** The slot words (4·ref + variant). */
   private readonly refs: Float64Array;
-  private readonly variants: Uint8Array;
+  /** Float64 index of SLOT[0]. */
+  private readonly r: number;
+  private readonly h: Int32Array;
   /** Int32 index of the header's word 0. */
   private readonly b: number;
-  /** Float64 index of REF[0]. */
-  private readonly r: number;
-  /** Byte index of VARIANT[0]. */
-  private readonly v: number;
-  private readonly span: number;
+  readonly handle: SpscChannelHandle;
   private popped: Variant = Variant.AS_IS;
   private wakeCount = 0;
 
   /** Bytes one channel of `capacity` slots takes in a buffer (a multiple of 8). */
   static bytesFor(capacity: number): number {
-    return (HEADER_BYTES + capacity * 9 + 7) & ~7;
+    return HEADER_BYTES + capacity * 8;
   }
 
   /** A new channel of `capacity` slots, owned by `owner`, in a buffer of its own. */
@@ -168,6 +195,19 @@ export class SpscChannel {
     capacity: number,
     owner: number = WriterOwner.MAIN,
   ): SpscChannel {
+    return new SpscChannel(SpscChannel.initRegion(buffer, byteOffset, capacity, owner));
+  }
+
+  /**
+   * Reset the region of a new channel at `byteOffset` of `buffer` (as
+   * createIn) and return its handle, for a subclass to construct on.
+   */
+  static initRegion(
+    buffer: SharedArrayBuffer,
+    byteOffset: number,
+    capacity: number,
+    owner: number = WriterOwner.MAIN,
+  ): SpscChannelHandle {
     checkCapacity(capacity);
     if (byteOffset % 8 !== 0 || byteOffset < 0 || byteOffset + SpscChannel.bytesFor(capacity) > buffer.byteLength) {
       throw new RangeError(
@@ -180,7 +220,7 @@ export class SpscChannel {
     h[H_CAPACITY] = capacity;
     h[H_OWNER] = owner | 0;
     // Sharing the handle or the region's offset (postMessage) orders these initial stores before the other side.
-    return new SpscChannel(byteOffset === 0 ? { buffer, capacity } : { buffer, capacity, byteOffset });
+    return byteOffset === 0 ? { buffer, capacity } : { buffer, capacity, byteOffset };
   }
 
   constructor(handle: SpscChannelHandle) {
@@ -197,8 +237,6 @@ export class SpscChannel {
     this.span = cap * 2;
     this.refs = views.f64;
     this.r = (at + HEADER_BYTES) >> 3;
-    this.variants = views.u8;
-    this.v = at + HEADER_BYTES + cap * 8;
   }
 
   // -- producer side -----------------------------------------------------------
@@ -208,6 +246,7 @@ export class SpscChannel {
    * closed). Allocation-free. Only the current writer (see WRITER_OWNER) may call it.
    */
   tryPush(ref: number, variant: Variant = Variant.AS_IS): boolean {
+    if (this.local) this.leaveLocal();
     const h = this.h;
     // Own words (single writer; hand-off ordered by the WRITER_OWNER Atomics): plain reads.
     if (h[this.b + H_CLOSED] !== 0) return false;
@@ -216,8 +255,7 @@ export class SpscChannel {
     if (used < 0) used += this.span;
     if (used >= this.capacity) return false;
     const slot = tail < this.capacity ? tail : tail - this.capacity;
-    this.refs[this.r + slot] = ref;
-    this.variants[this.v + slot] = variant;
+    this.refs[this.r + slot] = packSlot(ref, variant);
     // INVARIANT (publish ordering): the slot's plain stores precede this
     // Atomics.store; the consumer's Atomics.load of TAIL acquires them.
     Atomics.store(h, this.b + H_TAIL, tail + 1 === this.span ? 0 : tail + 1);
@@ -228,27 +266,24 @@ export class SpscChannel {
   }
 
   /**
-   * tryPush for a producer whose consumer runs in the same thread and never
-   * parks on the channel (an in-process watcher: its consumer is woken by the
-   * Watcher, not by DATA_EPOCH), and that owns the writer role. Then HEAD and
-   * TAIL are written by this thread only, and plain loads and stores are
-   * enough: no Atomics per push (the live push of a synced beta watcher, issue
-   * 13 deliverable 2). Another thread sees these stores once it takes the
-   * writer role: the hand-off is a compare-and-swap (handOff), and every store
-   * before it happens-before that thread's accesses after its own Atomics
-   * load of WRITER_OWNER.
+   * tryPush for a thread that owns the writer role and is also the channel's
+   * only consumer, which never parks on it (an in-process watcher: the
+   * Watcher wakes it, not DATA_EPOCH). The first call enters owner-local
+   * mode (module doc): no header word, no Atomics per push. Only valid until
+   * this thread hands the role away with handOff(), which publishes what it
+   * pushed; after the role came back (this thread observed writerOwner), it
+   * may call it again.
    */
   pushLocal(ref: number, variant: Variant): boolean {
-    const h = this.h;
-    if (h[this.b + H_CLOSED] !== 0) return false;
-    const tail = h[this.b + H_TAIL]!;
-    let used = tail - h[this.b + H_HEAD]!;
+    if (!this.local) this.enterLocal();
+    if (this.localClosed) return false;
+    const tail = this.localTail;
+    let used = tail - this.localHead;
     if (used < 0) used += this.span;
     if (used >= this.capacity) return false;
     const slot = tail < this.capacity ? tail : tail - this.capacity;
-    this.refs[this.r + slot] = ref;
-    this.variants[this.v + slot] = variant;
-    h[this.b + H_TAIL] = tail + 1 === this.span ? 0 : tail + 1;
+    this.refs[this.r + slot] = packSlot(ref, variant);
+    this.localTail = tail + 1 === this.span ? 0 : tail + 1;
     return true;
   }
 
@@ -260,6 +295,8 @@ export class SpscChannel {
   close(terminal: Terminal = Terminal.END): void {
     const h = this.h;
     if (Atomics.load(h, this.b + H_CLOSED) !== 0) return;
+    if (this.local) this.leaveLocal(); // the shared TAIL first: CLOSED is stored after it
+    this.localClosed = true;
     Atomics.store(h, this.b + H_TERMINAL, terminal);
     // INVARIANT (drain before end): CLOSED is stored after the last TAIL store.
     Atomics.store(h, this.b + H_CLOSED, 1);
@@ -290,6 +327,7 @@ export class SpscChannel {
    * Allocation-free. Consumer only.
    */
   pop(): number {
+    if (this.local) this.leaveLocal();
     const h = this.h;
     const head = h[this.b + H_HEAD]!; // own word (single consumer)
     let tail = Atomics.load(h, this.b + H_TAIL);
@@ -301,8 +339,9 @@ export class SpscChannel {
       if (head === tail) return POP_CLOSED;
     }
     const slot = head < this.capacity ? head : head - this.capacity;
-    const ref = this.refs[this.r + slot]!;
-    this.popped = this.variants[this.v + slot]! as Variant;
+    const packed = this.refs[this.r + slot]!;
+    const ref = Math.floor(packed * 0.25);
+    this.popped = (packed - ref * 4) as Variant;
     // INVARIANT (slot reuse): the slot is read before HEAD releases it to the producer.
     Atomics.store(h, this.b + H_HEAD, head + 1 === this.span ? 0 : head + 1);
     if (Atomics.load(h, this.b + H_SPACE_WAITING) !== 0) this.wake(H_SPACE_WAITING, H_SPACE_EPOCH);
@@ -310,22 +349,27 @@ export class SpscChannel {
   }
 
   /**
-   * pop() for a consumer whose producer is, right now, the same thread (it
-   * owns the writer role, and nobody else will take it without this thread
-   * handing it over): TAIL and HEAD are then this thread's own words and
-   * plain loads and stores are enough. A producer in another thread takes the
-   * role only through a hand-off this thread makes (a compare-and-swap,
-   * ordered after these stores); from then on the consumer must use pop().
+   * pop() for the consumer of a channel whose writer role this same thread
+   * holds (the pushLocal side of owner-local mode): no header word, no
+   * Atomics. Once this thread handed the role away (handOff), the consumer
+   * must use pop() until it has the role back.
    */
   popLocal(): number {
-    const h = this.h;
-    const head = h[this.b + H_HEAD]!;
-    if (head === h[this.b + H_TAIL]!) return h[this.b + H_CLOSED] === 0 ? POP_EMPTY : POP_CLOSED;
+    if (!this.local) this.enterLocal();
+    const head = this.localHead;
+    if (head === this.localTail) return this.localClosed ? POP_CLOSED : POP_EMPTY;
     const slot = head < this.capacity ? head : head - this.capacity;
-    const ref = this.refs[this.r + slot]!;
-    this.popped = this.variants[this.v + slot]! as Variant;
-    h[this.b + H_HEAD] = head + 1 === this.span ? 0 : head + 1;
+    const packed = this.refs[this.r + slot]!;
+    const ref = Math.floor(packed * 0.25);
+    this.popped = (packed - ref * 4) as Variant;
+    this.localHead = head + 1 === this.span ? 0 : head + 1;
     return ref;
+  }
+
+  /** popLocal() of everything queued, in O(1): the owner-local consumer drops its backlog. */
+  discardLocal(): void {
+    if (!this.local) this.enterLocal();
+    this.localHead = this.localTail;
   }
 
   /** Variant of the reference the last pop() returned. */
@@ -367,11 +411,13 @@ export class SpscChannel {
    */
   lastPushedRef(): number {
     if (this.size === 0) return -1;
-    let last = Atomics.load(this.h, this.b + H_TAIL) - 1;
+    let last = (this.local ? this.localTail : Atomics.load(this.h, this.b + H_TAIL)) - 1;
     if (last < 0) last += this.span;
     const slot = last < this.capacity ? last : last - this.capacity;
-    this.lastPushedVariantValue = this.variants[this.v + slot] as Variant;
-    return this.refs[this.r + slot]!;
+    const packed = this.refs[this.r + slot]!;
+    const ref = Math.floor(packed * 0.25);
+    this.lastPushedVariantValue = (packed - ref * 4) as Variant;
+    return ref;
   }
 
   /** Variant of the reference lastPushedRef() returned. */
@@ -382,7 +428,9 @@ export class SpscChannel {
 
   /** References in the channel. */
   get size(): number {
-    let used = Atomics.load(this.h, this.b + H_TAIL) - Atomics.load(this.h, this.b + H_HEAD);
+    let used = this.local
+      ? this.localTail - this.localHead
+      : Atomics.load(this.h, this.b + H_TAIL) - Atomics.load(this.h, this.b + H_HEAD);
     if (used < 0) used += this.span;
     return used;
   }
@@ -418,6 +466,9 @@ export class SpscChannel {
    * not push after a successful hand-off.
    */
   handOff(from: number, to: number): boolean {
+    // Owner-local positions are published first: the next producer and this
+    // thread's pop() start from them.
+    if (this.local) this.leaveLocal();
     // INVARIANT (single writer): the role changes only by CAS from its current
     // holder; the Atomics also order the old producer's TAIL/slot stores
     // before the new producer's first push.
@@ -431,8 +482,31 @@ export class SpscChannel {
 
   // -- internals ---------------------------------------------------------------
 
+  /**
+   * Owner-local mode on: take the positions from the shared words. The
+   * caller holds the writer role, observed through an Atomics load of
+   * WRITER_OWNER (or it never gave it away), which orders the previous
+   * producer's TAIL and slot stores before these loads.
+   */
+  private enterLocal(): void {
+    const h = this.h;
+    this.localHead = Atomics.load(h, this.b + H_HEAD);
+    this.localTail = Atomics.load(h, this.b + H_TAIL);
+    this.localClosed = Atomics.load(h, this.b + H_CLOSED) !== 0;
+    this.local = true;
+  }
+
+  /** Owner-local mode off: publish the positions to the shared words (slots before TAIL, as tryPush). */
+  protected leaveLocal(): void {
+    const h = this.h;
+    Atomics.store(h, this.b + H_HEAD, this.localHead);
+    Atomics.store(h, this.b + H_TAIL, this.localTail);
+    this.local = false;
+  }
+
   /** Register as waiting for data; null when there is no need to park. */
   private armDataWait(): number | null {
+    if (this.local) this.leaveLocal();
     const h = this.h;
     const epoch = Atomics.load(h, this.b + H_DATA_EPOCH);
     Atomics.store(h, this.b + H_DATA_WAITING, 1);
@@ -445,6 +519,7 @@ export class SpscChannel {
 
   /** Register as waiting for space; null when there is no need to park. */
   private armSpaceWait(): number | null {
+    if (this.local) this.leaveLocal();
     const h = this.h;
     const epoch = Atomics.load(h, this.b + H_SPACE_EPOCH);
     Atomics.store(h, this.b + H_SPACE_WAITING, 1);

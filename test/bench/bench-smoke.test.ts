@@ -230,6 +230,8 @@ test('bench flags: API.md flags parse; bad flags throw', () => {
   assert.equal(p.kep.durationS, 3);
   assert.equal(p.json, 'x.json');
   assert.equal(p.html, 'x.html');
+  assert.equal(p.cpuProfDir, undefined);
+  assert.equal(parseBenchArgs(['--cpu-prof', 'profiles']).cpuProfDir, 'profiles');
   assert.equal(parseBenchArgs([]).quick, true);
   assert.equal(parseBenchArgs(['--full']).quick, false);
   assert.throws(() => parseBenchArgs(['--modes', 'gamma']));

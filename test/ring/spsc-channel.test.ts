@@ -8,7 +8,7 @@
 import { Worker } from 'node:worker_threads';
 import test, { describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { POP_CLOSED, POP_EMPTY, SpscChannel } from '../../src/ring/spsc-channel.js';
+import { MAX_SLOT_REF, POP_CLOSED, POP_EMPTY, SpscChannel } from '../../src/ring/spsc-channel.js';
 import { Terminal, Variant, WriterOwner } from '../../src/protocol/channel-variants.js';
 import { ReadStatus, createRingRecord } from '../../src/ring/ring-reader.js';
 import { HistoryRing } from '../../src/ring/ring-writer.js';
@@ -32,7 +32,7 @@ describe('spsc channel: single thread', () => {
     assert.equal(ch.free, 4);
     assert.equal(ch.pop(), POP_EMPTY);
     assert.ok(ch.tryPush(10, Variant.AS_IS));
-    assert.ok(ch.tryPush(2 ** 52 + 1, Variant.ADDED)); // absolute indices beyond 2^32
+    assert.ok(ch.tryPush(MAX_SLOT_REF, Variant.ADDED)); // absolute indices far beyond 2^32, up to the slot bound
     assert.ok(ch.tryPush(12, Variant.DELETED));
     assert.ok(ch.tryPush(13));
     assert.equal(ch.tryPush(14), false, 'full');
@@ -40,7 +40,7 @@ describe('spsc channel: single thread', () => {
     assert.equal(ch.free, 0);
     assert.equal(ch.pop(), 10);
     assert.equal(ch.lastVariant, Variant.AS_IS);
-    assert.equal(ch.pop(), 2 ** 52 + 1);
+    assert.equal(ch.pop(), MAX_SLOT_REF);
     assert.equal(ch.lastVariant, Variant.ADDED);
     assert.ok(ch.tryPush(14));
     assert.equal(ch.pop(), 12);
@@ -49,6 +49,78 @@ describe('spsc channel: single thread', () => {
     assert.equal(ch.pop(), 14);
     assert.equal(ch.pop(), POP_EMPTY);
     assert.equal(ch.size, 0);
+  });
+
+  test('a reference a slot cannot hold exactly is refused with a RangeError, and nothing is pushed', () => {
+    const ch = SpscChannel.create(4);
+    assert.throws(() => ch.tryPush(MAX_SLOT_REF + 1), RangeError);
+    assert.throws(() => ch.pushLocal(-1, Variant.AS_IS), RangeError);
+    assert.throws(() => ch.tryPush(Number.NaN), RangeError);
+    assert.equal(ch.size, 0);
+    assert.equal(ch.popLocal(), POP_EMPTY);
+  });
+
+  test('owner-local push and pop: FIFO, variants, size/free, wrap, O(1) discard', () => {
+    const ch = SpscChannel.create(3);
+    let next = 0;
+    let expect = 0;
+    for (let round = 0; round < 300; round++) {
+      const n = 1 + (round % 3);
+      for (let i = 0; i < n; i++) assert.ok(ch.pushLocal(next, (next++ % 3) as Variant));
+      if (n === 3) assert.equal(ch.pushLocal(99, Variant.AS_IS), false, 'full');
+      assert.equal(ch.size, n);
+      assert.equal(ch.free, 3 - n);
+      for (let i = 0; i < n; i++) {
+        assert.equal(ch.popLocal(), expect);
+        assert.equal(ch.lastVariant, expect++ % 3);
+      }
+      assert.equal(ch.popLocal(), POP_EMPTY);
+    }
+    assert.ok(ch.pushLocal(7, Variant.AS_IS));
+    assert.ok(ch.pushLocal(8, Variant.DELETED));
+    assert.equal(ch.lastPushedRef(), 8);
+    assert.equal(ch.lastPushedVariant, Variant.DELETED);
+    ch.discardLocal();
+    assert.equal(ch.size, 0);
+    assert.equal(ch.popLocal(), POP_EMPTY);
+    ch.close(Terminal.END);
+    assert.equal(ch.pushLocal(9, Variant.AS_IS), false, 'closed');
+    assert.equal(ch.popLocal(), POP_CLOSED);
+  });
+
+  test('owner-local pushes, then a hand-off to another producer and back: nothing lost, nothing twice', () => {
+    // `other` is the sync worker's view of the same channel (its own instance, as in its thread).
+    const ch = SpscChannel.create(8, WriterOwner.MAIN);
+    const other = new SpscChannel(ch.handle);
+    const seen: number[] = [];
+    for (let ref = 0; ref < 6; ref++) assert.ok(ch.pushLocal(ref, (ref % 3) as Variant));
+    seen.push(ch.popLocal(), ch.popLocal());
+    assert.ok(ch.handOff(WriterOwner.MAIN, WriterOwner.SYNC_WORKER));
+    // The other producer starts exactly after the owner-local pushes, and sees the consumer's pops.
+    assert.equal(other.writerOwner, WriterOwner.SYNC_WORKER);
+    assert.equal(other.size, 4);
+    assert.equal(other.lastPushedRef(), 5);
+    let ref = 6;
+    while (other.tryPush(ref, (ref % 3) as Variant)) ref++;
+    assert.equal(ref, 10, 'it filled exactly the free slots');
+    // The consumer now pops through the shared words (the Atomics side).
+    for (let i = 0; i < 5; i++) {
+      const r = ch.pop();
+      assert.equal(ch.lastVariant, r % 3);
+      seen.push(r);
+    }
+    assert.ok(other.handOff(WriterOwner.SYNC_WORKER, WriterOwner.MAIN));
+    assert.equal(ch.writerOwner, WriterOwner.MAIN);
+    // Back to owner-local: it resumes from the shared positions.
+    for (; ref < 13; ref++) assert.ok(ch.pushLocal(ref, (ref % 3) as Variant));
+    assert.equal(ch.size, 8 - 5 + 3);
+    for (let r = ch.popLocal(); r >= 0; r = ch.popLocal()) seen.push(r);
+    assert.deepEqual(
+      seen,
+      Array.from({ length: 13 }, (_, i) => i),
+    );
+    assert.ok(ch.handOff(WriterOwner.MAIN, WriterOwner.SYNC_WORKER));
+    assert.equal(other.size, 0, 'the owner-local pops were published with the hand-off');
   });
 
   test('positions wrap for a capacity that is not a power of two', () => {
@@ -166,6 +238,38 @@ describe('spsc channel: two threads', () => {
     console.log(
       `# spsc 1M: consumer parks=${c.parks} wakeups=${c.wakeups}; producer parks=${p.parks} wakeups=${p.wakeups}`,
     );
+  });
+
+  test('hand-off after owner-local pushes: a worker continues the stream, nothing lost or duplicated', async () => {
+    const ch = SpscChannel.create(16, WriterOwner.MAIN);
+    const total = 20_000;
+    const half = total / 2;
+    const worker = startWorker({ role: 'handoff-producer', handle: ch.handle, start: half, count: half });
+    const seen: number[] = [];
+    let next = 0;
+    // Main is the owner-local producer and consumer of the first half, then the consumer of the worker's.
+    while (next < half) {
+      while (next < half && ch.pushLocal(next, (next % 3) as Variant)) next++;
+      // Leave a few queued at the hand-off: the worker must push behind them.
+      while (ch.size > (next === half ? 5 : 0)) {
+        const ref = ch.popLocal();
+        assert.equal(ch.lastVariant, ref % 3);
+        seen.push(ref);
+      }
+    }
+    assert.ok(ch.handOff(WriterOwner.MAIN, WriterOwner.SYNC_WORKER));
+    for (;;) {
+      const ref = ch.pop();
+      if (ref >= 0) seen.push(ref);
+      else if (ref === POP_CLOSED) break;
+      else await ch.waitForData(50);
+    }
+    const r = await worker.result;
+    await worker.worker.terminate();
+    assert.equal(r.count, half);
+    assert.equal(ch.terminal, Terminal.END);
+    assert.equal(seen.length, total);
+    for (let i = 0; i < total; i++) if (seen[i] !== i) assert.fail(`position ${i}: ${seen[i]}`);
   });
 
   test('hand-off: main thread pushes, hands the producer role to a worker, which continues', async () => {
