@@ -257,7 +257,7 @@ export class BetaSync implements FullChannelPolicy {
       slot,
       buffer: this.slabs.bufferOf(slot),
     });
-    channel.onRoomForWorker = this.signalRoom;
+    channel.onRoomForWorker = () => this.control.signalRoom(channel.spsc);
     return channel;
   }
 
@@ -288,7 +288,6 @@ export class BetaSync implements FullChannelPolicy {
   }
 
   private readonly releasing = new WeakSet<SharedWatcherChannel>();
-  private readonly signalRoom = (): void => this.control.signalRoom();
 
   private recycleQuarantine(): void {
     if (this.quarantine.length === 0) return;
@@ -305,6 +304,11 @@ export class BetaSync implements FullChannelPolicy {
   /** The history ring's handle (for consumers in other threads). */
   get ringHandle(): HistoryRing['handle'] {
     return this.ring.handle;
+  }
+
+  /** The control block, whose room signal a consumer in another thread raises (watch-port.ts). */
+  get roomSignal(): SharedArrayBuffer {
+    return this.control.buffer;
   }
 
   /** A msgpack frame for an object no event has carried yet (one from the initial list). */

@@ -120,9 +120,9 @@ export class SyncWorkerEndpoint {
     if (!this.stopped) this.host?.scheduler.onRoom();
   }
 
-  /** Milliseconds until the next pass is due (0: now; Infinity: none scheduled). */
-  get msUntilNextPass(): number {
-    return this.host?.scheduler.msUntilNextPass ?? Infinity;
+  /** The last pass left nothing that can move until a consumer reads (the thread parks for room). */
+  get waitingForRoom(): boolean {
+    return this.host?.scheduler.allFull === true;
   }
 
   /** New events were published in the ring. */

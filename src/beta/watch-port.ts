@@ -17,7 +17,15 @@ import { Unpackr } from 'msgpackr';
 import { makeStatus } from '../core/errors.js';
 import { apiVersionOf, type KubeObject, type ResourceInfo, type WatchEventLike } from '../core/types.js';
 import { createRingRecord, HistoryRingReader, ReadStatus, type HistoryRingHandle } from '../ring/history-ring.js';
-import { POP_CLOSED, POP_EMPTY, SpscChannel, Terminal, type SpscChannelHandle } from '../ring/spsc-channel.js';
+import {
+  POP_CLOSED,
+  POP_EMPTY,
+  SpscChannel,
+  Terminal,
+  WriterOwner,
+  type SpscChannelHandle,
+} from '../ring/spsc-channel.js';
+import { ControlBlock } from './control-block.js';
 import { VARIANT_ADDED, VARIANT_BOOKMARK, VARIANT_DELETED } from './shared-watcher-channel.js';
 import { decodeRingPayload } from './worker-pass-host.js';
 
@@ -35,6 +43,12 @@ export interface WatchPortHandle {
   readonly state: SharedArrayBuffer;
   /** The watcher's cursor cell (shared): the consumer sets its drained flag, as an in-thread one does. */
   readonly cursor: Float64Array;
+  /**
+   * The sync worker's control block: a pop from a channel the worker feeds
+   * raises its room signal, as an in-thread consumer's does, so a worker
+   * parked because every channel it owns was full wakes (absent: no signal).
+   */
+  readonly room?: SharedArrayBuffer;
   /** The initial events (msgpack array of {type, object}), for '0' and sendInitialEvents starts. */
   readonly initial: SharedArrayBuffer | null;
   readonly resource: ResourceInfo;
@@ -53,6 +67,7 @@ export class RemoteWatch implements AsyncIterableIterator<WatchEventLike> {
   private readonly i32: Int32Array;
   private readonly f64: Float64Array;
   private readonly cursor: SyncCursor;
+  private readonly room: ControlBlock | undefined;
   private readonly resource: ResourceInfo;
   private initial: WatchEventLike[];
   private done = false;
@@ -66,6 +81,7 @@ export class RemoteWatch implements AsyncIterableIterator<WatchEventLike> {
     this.i32 = new Int32Array(handle.state, 0, 1);
     this.f64 = new Float64Array(handle.state, 0, 3);
     this.cursor = new SyncCursor(handle.cursor);
+    this.room = handle.room === undefined ? undefined : new ControlBlock(handle.room);
     this.resource = handle.resource;
     this.initial =
       handle.initial === null ? [] : (this.unpackr.unpack(new Uint8Array(handle.initial)) as WatchEventLike[]);
@@ -90,6 +106,9 @@ export class RemoteWatch implements AsyncIterableIterator<WatchEventLike> {
         return this.finish();
       }
       const variant = this.channel.lastVariant as number;
+      // Room in a channel the worker feeds: it may be parked because every channel it owns was full.
+      if (this.room !== undefined && this.channel.writerOwner === WriterOwner.SYNC_WORKER)
+        this.room.signalRoom(this.channel);
       if (this.channel.size === 0) this.cursor.drained(); // candidate order key 2, seen by the sync worker
       if (variant === VARIANT_BOOKMARK) return { done: false, value: this.bookmark(ref) };
       const ev = this.decode(ref, variant);

@@ -35,7 +35,7 @@ import type { PassOptions } from '../sync/pass-options.js';
 import { PassScheduler } from '../sync/pass-scheduler.js';
 import { Offer, SyncPass, type PassCursor, type PassHost, type PassMember, type PassStats } from '../sync/sync-pass.js';
 import { SyncCursor } from '../sync/sync-cursor.js';
-import { ControlBlock, type ControlSnapshot } from './control-block.js';
+import { ControlBlock, roomWorthAPass, type ControlSnapshot } from './control-block.js';
 import type { AdoptRequest, WorkerToMain } from './sync-messages.js';
 import { openRegion } from './channel-slabs.js';
 import { VARIANT_ADDED, VARIANT_AS_IS, VARIANT_DELETED } from './shared-watcher-channel.js';
@@ -68,6 +68,9 @@ export function decodeRingPayload(
   const prev = sel.hasPrev === true ? (values[2] as RingFrame | undefined) : undefined;
   return { frame, sel, prevObject: prev?.object };
 }
+
+/** A 'pushed' notice without pushes (the worker's totals only) at most this often. */
+const STATS_EVERY_MS = 100;
 
 export class WorkerMember implements PassMember {
   readonly id: number;
@@ -217,6 +220,8 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
   private readonly clock: Clock;
   private readonly send: (msg: WorkerToMain) => void;
   private pushes = 0;
+  /** When the last 'pushed' notice left (clock ms). */
+  private statsAt = -Infinity;
   private scannedCount = 0;
   private decodes = 0;
 
@@ -260,9 +265,9 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
     return this.control;
   }
 
-  /** Some member's channel has room (checked after announcing a park for room). */
+  /** Some member's channel has room worth a pass (checked after announcing a park for room). */
   anyMemberHasRoom(): boolean {
-    for (const m of this.members.values()) if (m.accepting && m.free > 0) return true;
+    for (const m of this.members.values()) if (m.accepting && roomWorthAPass(m.free, m.capacity)) return true;
     return false;
   }
 
@@ -395,9 +400,20 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
     this.clock.setTimeout(fn, 0);
   }
 
-  /** Tell the main thread which members were pushed into since the last notice (it wakes their consumers). */
-  private notifyPushed(): void {
-    if (this.pushedTo.size === 0) return;
+  /** A cohort pushed: wake its consumers now (issue 13, deliverable 4), not after the other cohorts. */
+  cohortEnded(): void {
+    this.notifyPushed();
+  }
+
+  /**
+   * Tell the main thread which members were pushed into since the last
+   * notice (it wakes their consumers), with the worker's totals. Without
+   * pushes only every STATS_EVERY_MS (the totals), so passes over full
+   * channels post nothing.
+   */
+  private notifyPushed(force = false): void {
+    if (this.pushedTo.size === 0 && !(force && this.clock.now() - this.statsAt >= STATS_EVERY_MS)) return;
+    this.statsAt = this.clock.now();
     this.send({
       op: 'pushed',
       ids: [...this.pushedTo],
@@ -470,16 +486,7 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
       if (remaining <= h && m.free > 0 && m.free >= Math.min(remaining, m.capacity)) this.handBack(m);
     }
     this.servedInPass.clear();
-    this.send({
-      op: 'pushed',
-      ids: [...this.pushedTo],
-      pushes: this.pushes,
-      scanned: this.scannedCount,
-      decodes: this.decodes,
-      workMs: this.scheduler.workMs,
-      passes: this.scheduler.passes,
-    });
-    this.pushedTo.clear();
+    this.notifyPushed(true);
     done(stats);
     if (this.scheduler.allFull) this.onAllFull?.();
   }

@@ -393,6 +393,7 @@ export class WatchCache {
       ring,
       state,
       cursor: w.cursor.cell,
+      room: this.strategy.watchers.roomSignal,
       initial,
       resource: this.resource,
     };

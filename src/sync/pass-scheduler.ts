@@ -8,12 +8,22 @@
  * the measured pass duration so passes take about `busyShare` of the thread,
  * clamped to [busyMin, busyMax]; idle (100 ms) after a pass that served and
  * expired nothing. A new stall resets the period to normal.
+ *
+ * With a room signal (beta's worker thread: a consumer's pop from a channel
+ * the worker owns wakes it, ControlBlock.signalRoom), a pass after which
+ * nothing can move until a consumer reads waits for room instead of a timer
+ * (kind 'room', issue 13 deliverables 4 and 6): every member it left owed
+ * has a full channel and no budget ran out, or every channel was full. The
+ * first room signal then brings the next pass forward to the busy gap after
+ * the last one (a draining cohort moves at its consumers' pace, with no
+ * fixed period in between); without one only the idle period's timer runs
+ * (it still evaluates expiry).
  */
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { PassOptions } from './pass-options.js';
 import type { PassStats } from './sync-pass.js';
 
-export type PeriodKind = 'normal' | 'busy' | 'idle';
+export type PeriodKind = 'normal' | 'busy' | 'idle' | 'room';
 
 /**
  * The clock a scheduler runs on. `busyForMs` (optional): how long its thread
@@ -84,8 +94,13 @@ export class PassScheduler {
     this.arm();
   }
 
-  /** The last pass ended idle because every member's channel was full (the worker may park for room). */
+  /**
+   * The last pass left nothing that can move until a consumer reads (kind
+   * 'room'): the worker thread may park on the room signal.
+   */
   allFull = false;
+  /** In kind 'room': the busy gap the next pass keeps from the last one once room appears. */
+  private roomGap = 0;
 
   /** The next pass is due in this many ms (0: now or running; Infinity: none scheduled). */
   get msUntilNextPass(): number {
@@ -97,9 +112,15 @@ export class PassScheduler {
   /** A consumer made room in an unsynced watcher's channel: do not leave it waiting an idle period. */
   onRoom(): void {
     this.allFull = false;
-    if (this.stopped || this.periodKind !== 'idle') return;
-    this.periodKind = 'normal';
-    this.period = this.options.normalPeriodMs;
+    if (this.stopped) return;
+    if (this.periodKind === 'room') {
+      // A draining consumer made room: the next pass comes after the busy gap, not the idle period.
+      this.periodKind = 'busy';
+      this.period = this.roomGap;
+    } else if (this.periodKind === 'idle') {
+      this.periodKind = 'normal';
+      this.period = this.options.normalPeriodMs;
+    } else return;
     this.disarm();
     this.arm();
   }
@@ -145,21 +166,26 @@ export class PassScheduler {
       if (work >= 0) this.runner.passEnded?.(stats, work);
       else ended = stats;
       const ms = syncMs >= 0 ? syncMs : this.clock.now() - t0;
-      if (stats.leftOwedFull || stats.pushBudgetSpent) {
-        const o = this.options;
-        const scaled = (ms * (1 - o.busyShare)) / o.busyShare;
+      const o = this.options;
+      const busyGap = Math.min(o.busyMaxMs, Math.max(o.busyMinMs, (ms * (1 - o.busyShare)) / o.busyShare));
+      const room = this.runner.signalsRoom === true;
+      // The KEP's busy triggers; off the dispatcher's thread (a room signal: the worker) also a pass
+      // cut by its scan budget, or that left watchers with room unreached (member cap) or owed with room.
+      const moreNow =
+        stats.pushBudgetSpent || (room && (stats.scanBudgetSpent || stats.unserved > 0 || stats.leftOwedWithRoom));
+      if (room && !moreNow && (stats.leftOwedFull || stats.pushes > 0 || stats.fullSkipped > 0)) {
+        // No budget stopped the pass: what is left waits for its consumers (owed or skipped with full
+        // channels, or fed and still behind). The room signal says when one read; the thread checks
+        // for room before it parks, so a member that already has some brings the next pass at once
+        // (one busy gap after this one). No pass every period over full channels.
+        this.waitForRoom(busyGap);
+      } else if (stats.leftOwedFull || moreNow) {
         this.periodKind = 'busy';
-        this.period = Math.min(o.busyMaxMs, Math.max(o.busyMinMs, scaled));
-      } else if (
-        stats.served === 0 &&
-        stats.expired === 0 &&
-        (stats.fullSkipped === 0 || this.runner.signalsRoom === true)
-      ) {
-        // Idle only when nobody is waiting: a watcher skipped for a full channel may be draining it,
-        // unless a room signal brings the period back to normal as soon as one does (onRoom).
+        this.period = busyGap;
+      } else if (stats.served === 0 && stats.expired === 0 && (stats.fullSkipped === 0 || room)) {
+        // Idle only when nobody is waiting: a watcher skipped for a full channel may be draining it.
         this.periodKind = 'idle';
-        this.period = this.options.idlePeriodMs;
-        this.allFull = stats.fullSkipped > 0;
+        this.period = o.idlePeriodMs;
       } else {
         this.periodKind = 'normal';
         this.period = this.options.normalPeriodMs;
@@ -171,6 +197,14 @@ export class PassScheduler {
     this.workMs += work;
     this.runner.observeDuration(work / 1000);
     if (ended !== undefined) this.runner.passEnded?.(ended, work);
+  }
+
+  /** Kind 'room': the idle period's timer only (expiry), the room signal brings the next pass forward. */
+  private waitForRoom(gap: number): void {
+    this.periodKind = 'room';
+    this.period = this.options.idlePeriodMs;
+    this.roomGap = gap;
+    this.allFull = true;
   }
 
   private arm(): void {

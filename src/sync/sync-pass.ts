@@ -87,6 +87,12 @@ export interface PassHost<E extends PassEvent, M extends PassMember> {
   defer(fn: () => void): void;
   /** Optional: the member accepted everything it was offered and moved to the end of its scan. */
   served?(member: M): void;
+  /**
+   * Optional: a cohort finished its pushes (before the next cohort scans). A
+   * host whose consumers run elsewhere wakes the ones this cohort fed now,
+   * not after the whole pass and its retry rounds (beta's sync worker).
+   */
+  cohortEnded?(): void;
 }
 
 export interface PassStats {
@@ -101,8 +107,14 @@ export interface PassStats {
   /** A member was left owed with a full channel (a draining client). */
   leftOwedFull: boolean;
   pushBudgetSpent: boolean;
+  /** The scan budget ran out (a cohort was cut short, or candidates were left for a later pass). */
+  scanBudgetSpent: boolean;
   /** Unsynced watchers skipped only because their channel was full (their clients may be reading). */
   fullSkipped: number;
+  /** Watchers with room the pass did not reach: cut by the member cap, or left when the scan budget ran out. */
+  unserved: number;
+  /** A member was left owed while its channel had room (the retry budget ran out): more can move now. */
+  leftOwedWithRoom: boolean;
 }
 
 interface Owed<E> {
@@ -152,7 +164,10 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
       served: 0,
       leftOwedFull: false,
       pushBudgetSpent: false,
+      scanBudgetSpent: false,
       fullSkipped: 0,
+      unserved: 0,
+      leftOwedWithRoom: false,
     };
     // Observed (watchcache:pass-start, :pass-work, :pass-resync) only while someone subscribes.
     const report =
@@ -195,7 +210,10 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
         return a.cursor.position - b.cursor.position;
       });
     // ('fifo' keeps the unsynced set's insertion order: the order watchers stalled.)
-    if (candidates.length > o.maxWatchers) candidates.length = o.maxWatchers; // member cap
+    if (candidates.length > o.maxWatchers) {
+      stats.unserved = candidates.length - o.maxWatchers;
+      candidates.length = o.maxWatchers; // member cap
+    }
     stats.candidates = candidates.length;
 
     const n = candidates.length;
@@ -294,6 +312,7 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
       if (!reachedEnd && lastScanned >= resyncPoint) reachedEnd = true;
       if (reachedEnd && covered > lastScanned) lastScanned = covered;
       if (pushBudget <= 0) stats.pushBudgetSpent = true;
+      if (scanBudget <= 0 && !reachedEnd) stats.scanBudgetSpent = true;
       for (const idx of members) {
         const m = candidates[idx]!;
         if (ended[idx]) {
@@ -316,13 +335,20 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
         }
       }
       lastCohortScanned = lastScanned;
+      host.cohortEnded?.();
     }
     if (lastCohortScanned >= 0) this.cursor = lastCohortScanned;
+    for (let i = 0; i < n; i++) if (!served[i]) stats.unserved++; // the budgets ran out before them
 
     // Deferred stops: expired watchers drain their backlog, then get one 410.
     for (const m of expired) host.expire(m, oldest ?? 0);
     stats.expired = expired.length;
     for (const ow of owed) if (candidates[ow.member]!.free === 0) stats.leftOwedFull = true;
+    const owedWithRoom = (): boolean =>
+      owed.some((ow) => {
+        const m = candidates[ow.member]!;
+        return m.free > 0 && m.accepting && m.cursor.unsynced;
+      });
 
     if (owed.length === 0) {
       report?.ended();
@@ -378,6 +404,7 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
       if (left > 1 && owed.length > 0) later(() => round(left - 1));
       else {
         stats.leftOwedFull ||= owed.some((ow) => candidates[ow.member]!.free === 0);
+        stats.leftOwedWithRoom = owedWithRoom();
         report?.ended();
         done(stats);
       }
