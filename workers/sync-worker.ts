@@ -18,10 +18,8 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { realClock, type Clock, type TimerHandle } from '../src/core/clock.js';
-import { ControlBlock } from '../src/beta/control-block.js';
 import type { MainToWorker, WorkerToMain } from '../src/beta/sync-messages.js';
 import { SyncWorkerEndpoint } from '../src/beta/sync-worker-endpoint.js';
-import { waitAsync } from '../src/ring/shared-memory.js';
 
 if (parentPort === null) throw new Error('sync-worker must run in a worker thread');
 const port = parentPort;
@@ -58,32 +56,8 @@ function realTimeout(callback: () => void, delayMs: number): NodeJS.Timeout {
 
 const endpoint = new SyncWorkerEndpoint((msg: WorkerToMain) => port.postMessage(msg), threadClock, true);
 
-/**
- * Park while the last pass left nothing that can move until a consumer reads
- * (every member it left owed has a full channel, or every channel was full):
- * a consumer's pop from a worker-owned channel (ControlBlock.signalRoom)
- * brings the next pass forward. The timeout bounds how long a stop waits.
- */
-async function watchRoom(control: ControlBlock): Promise<void> {
-  const word = control.roomWord;
-  while (!endpoint.stopped) {
-    await endpoint.allFull();
-    for (;;) {
-      if (endpoint.stopped) return;
-      const epoch = control.armRoomWait();
-      // Re-check after announcing the wait (Dekker pair with signalRoom): a pop just before is not missed.
-      if (endpoint.host?.anyMemberHasRoom() === true) break;
-      const outcome = await waitAsync(word.array, word.index, epoch, 1000, false);
-      // Room, or the scheduler moved on meanwhile (a new stall, an expiry pass that left room).
-      if (outcome !== 'timed-out' || !endpoint.waitingForRoom) break;
-    }
-    control.disarmRoomWait();
-    endpoint.room();
-  }
-}
-
 port.on('message', (msg: MainToWorker) => {
   endpoint.handle(msg);
-  if (msg.op === 'init') void watchRoom(new ControlBlock(msg.control));
+  if (msg.op === 'init') void endpoint.serveRoom();
   if (msg.op === 'stop') port.close();
 });

@@ -257,12 +257,26 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
       runPass: (done) => this.pass.run(this.members.values(), (stats) => this.afterPass(stats, done)),
       observeDuration: () => {},
       signalsRoom: roomSignal,
+      expiryDue: () => this.expiryDue(),
     });
   }
 
   /** The control block (the thread parks on its room word). */
   get controlBlock(): ControlBlock {
     return this.control;
+  }
+
+  /**
+   * The lowest member position when the last pass left every channel full
+   * (or owed full): while the worker waits for room, nothing moves a
+   * member's position but a pass, so this says when expiry comes due.
+   */
+  private minPosition = -Infinity;
+
+  /** Waiting for room: has the history left some member's position behind since the last pass? */
+  private expiryDue(): boolean {
+    const oldest = this.oldestServableRV();
+    return oldest === undefined || this.minPosition < oldest - 1;
   }
 
   /** Some member's channel has room worth a pass (checked after announcing a park for room). */
@@ -488,7 +502,12 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
     this.servedInPass.clear();
     this.notifyPushed(true);
     done(stats);
-    if (this.scheduler.allFull) this.onAllFull?.();
+    if (this.scheduler.allFull) {
+      let min = Infinity;
+      for (const m of this.members.values()) if (m.position < min) min = m.position;
+      this.minPosition = min;
+      this.onAllFull?.();
+    }
   }
 
   private handBack(m: WorkerMember): void {

@@ -51,6 +51,15 @@ export interface PassRunner {
    * waits the idle period: nothing can move until a consumer reads.
    */
   readonly signalsRoom?: boolean;
+  /**
+   * Optional, with a room signal: while the scheduler waits for room, could
+   * a pass now do anything the room signal would not announce? Only expiry:
+   * a watcher whose position the history left behind (KEP step 1). False
+   * lets the idle-period timer re-arm instead of running a pass over
+   * channels that are all as full as the last pass left them (issue 13,
+   * deliverable 6: 10,000 full channels cost a pass 10 times a second).
+   */
+  expiryDue?(): boolean;
 }
 
 export class PassScheduler {
@@ -64,6 +73,8 @@ export class PassScheduler {
   private readonly options: PassOptions;
   private readonly runner: PassRunner;
   private lastPassAt = -Infinity;
+  /** Kind 'room': when the idle-period timer last found nothing to expire (no pass ran). */
+  private roomCheckAt = -Infinity;
   private running = false;
   private timer: TimerHandle | undefined;
   private timerAt = Infinity;
@@ -209,7 +220,9 @@ export class PassScheduler {
 
   private arm(): void {
     if (this.stopped || this.running || !this.runner.hasWork()) return;
-    const at = this.lastPassAt + this.period;
+    // Waiting for room, the idle period counts from the last expiry check (a skipped pass) too.
+    const at =
+      (this.periodKind === 'room' ? Math.max(this.lastPassAt, this.roomCheckAt) : this.lastPassAt) + this.period;
     if (this.timer !== undefined) {
       if (this.timerAt <= at) return;
       this.disarm();
@@ -219,7 +232,13 @@ export class PassScheduler {
       () => {
         this.timer = undefined;
         this.timerAt = Infinity;
-        if (!this.running && !this.stopped && this.runner.hasWork()) this.run();
+        if (this.running || this.stopped || !this.runner.hasWork()) return;
+        if (this.periodKind === 'room' && this.runner.expiryDue?.() === false) {
+          this.roomCheckAt = this.clock.now(); // nothing to expire: wait on for room, one idle period more
+          this.arm();
+          return;
+        }
+        this.run();
       },
       Math.max(0, at - this.clock.now()),
     );
