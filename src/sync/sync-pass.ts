@@ -224,6 +224,12 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
     let scanBudget = o.scanBudget;
     let pushBudget = o.pushBudget;
     let lastCohortScanned = -1;
+    // Candidates by position (ties in candidate order), sorted once per pass: a cohort's followers are
+    // a slice of it, not a sort per cohort (10,000 members at many positions made that quadratic).
+    // Unserved candidates have not moved since, so the order stays right for them.
+    const byPosition = Array.from({ length: n }, (_, i) => i);
+    const positions = candidates.map((m) => m.cursor.position);
+    byPosition.sort((a, b) => positions[a]! - positions[b]! || a - b);
 
     // ---- Step 2: cohorts ----
     for (let next = 0; next < n && scanBudget > 0 && pushBudget > 0;) {
@@ -233,13 +239,22 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
       const lead = candidates[leadIdx]!;
       // Followers: unserved candidates at or above the lead, by position (never one below the lead).
       const followers: number[] = [];
-      for (let i = 0; i < n; i++)
-        if (!served[i] && i !== leadIdx && candidates[i]!.cursor.position >= lead.cursor.position) followers.push(i);
-      followers.sort((a, b) => candidates[a]!.cursor.position - candidates[b]!.cursor.position);
+      const leadPosition = lead.cursor.position;
+      let lo = 0;
+      for (let hi = n; lo < hi;) {
+        const mid = (lo + hi) >>> 1;
+        if (positions[byPosition[mid]!]! < leadPosition) lo = mid + 1;
+        else hi = mid;
+      }
+      for (let j = lo; j < n; j++) {
+        const i = byPosition[j]!;
+        if (!served[i] && i !== leadIdx) followers.push(i);
+      }
       const members: number[] = [leadIdx];
       served[leadIdx] = 1;
       ended[leadIdx] = 0;
       pushedInCohort[leadIdx] = 0;
+      let offering = 1; // members whose offering has not ended in this cohort
       let f = 0;
       scanBudget -= o.intervalOpenCost;
       stats.cohorts++;
@@ -264,6 +279,7 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
           ended[idx] = 0;
           pushedInCohort[idx] = 0;
           members.push(idx);
+          offering++;
         }
         scannedEvents.push(ev);
         // ---- Steps 3 and 4: one shared form per selected event, pushes in order ----
@@ -275,10 +291,12 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
           if (ev.rv <= m.cursor.position) continue;
           if (pushBudget <= 0) {
             ended[idx] = 1; // the push budget is a total for the pass: the rest is owed, not skipped
+            offering--;
             continue;
           }
           if (pushedInCohort[idx]! >= m.capacity) {
             ended[idx] = 1; // at most one channel's capacity per watcher per cohort
+            offering--;
             continue;
           }
           const r = host.offer(m, ev);
@@ -290,12 +308,13 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
             pushBudget--;
           } else if (r === Offer.Full) {
             ended[idx] = 1; // keeps its last accepted RV; owed the rest of this scan
+            offering--;
           }
         }
         lastScanned = ev.rv;
         // Nobody left to offer anything to and nobody left to join: scan on only as far as the two
         // retry rounds could deliver (two channels' worth), not to the end of the budget.
-        if (f >= followers.length && members.every((idx) => ended[idx] === 1)) {
+        if (f >= followers.length && offering === 0) {
           if (aheadLimit < 0) {
             let maxCap = 0;
             for (const idx of members) maxCap = Math.max(maxCap, candidates[idx]!.capacity);
