@@ -2,70 +2,62 @@
  * The beta sync worker thread: owns the unsynced watchers and serves them
  * with sync passes over the SharedArrayBuffer history ring
  * (src/beta/worker-pass-host.ts via src/beta/sync-worker-endpoint.ts). It
- * wakes on Atomics when the main thread publishes events (never polls,
- * never gets a message per event) and on the pass scheduler's timer.
+ * never polls and never gets a message per event. It wakes on:
+ *  - the pass scheduler's timer (sub-millisecond delays run on setImmediate:
+ *    Node's timers have a 1 ms floor, which capped a draining cohort at a
+ *    pass or two per millisecond);
+ *  - a consumer's room signal (ControlBlock), while the last pass left
+ *    nothing that can move until a consumer reads;
+ *  - messages (adopt, forget, reset, stop).
+ * It does not wait on the ring's publish counter: the scheduler keeps a timer
+ * armed while it has members, and after every pass a member at the resync
+ * point is handed back or has a full channel (a room signal brings it on),
+ * so a publish could never bring a pass forward. publish() thus finds no
+ * waiter and costs no wake-up (a futex syscall) per event (issue 13,
+ * deliverable 6).
  */
 import { parentPort } from 'node:worker_threads';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { HistoryRingReader } from '../src/ring/ring-reader.js';
-import { ControlBlock } from '../src/beta/control-block.js';
+import { realClock, type Clock, type TimerHandle } from '../src/core/clock.js';
 import type { MainToWorker, WorkerToMain } from '../src/beta/sync-messages.js';
 import { SyncWorkerEndpoint } from '../src/beta/sync-worker-endpoint.js';
-import { waitAsync } from '../src/ring/shared-memory.js';
 
 if (parentPort === null) throw new Error('sync-worker must run in a worker thread');
 const port = parentPort;
-const endpoint = new SyncWorkerEndpoint((msg: WorkerToMain) => port.postMessage(msg), undefined, true);
+
+/** A delay under this runs on setImmediate (a timer would wait a whole millisecond). */
+const IMMEDIATE_BELOW_MS = 1;
+
+type ThreadTimer = { kind: 'timeout'; t: NodeJS.Timeout } | { kind: 'immediate'; t: NodeJS.Immediate };
 
 /**
- * Park while every channel the worker owns is full and nobody reads (issue
- * 13, deliverable 6): after such a pass the scheduler waits the idle period,
- * and a consumer's pop from a worker-owned channel (ControlBlock.signalRoom)
- * brings the next pass forward. The timeout bounds how long a stop waits.
+ * The real clock, with sub-millisecond delays on setImmediate. Not unref'd:
+ * an unref'd immediate does not stop the poll phase from blocking, so it
+ * would wait for the next message (the worker thread itself is unref'd on
+ * the main side).
  */
-async function watchRoom(control: ControlBlock): Promise<void> {
-  const word = control.roomWord;
-  while (!endpoint.stopped) {
-    await endpoint.allFull();
-    if (endpoint.stopped) return;
-    const epoch = control.armRoomWait();
-    // Re-check after announcing the wait (Dekker pair with signalRoom): a pop just before is not missed.
-    if (endpoint.host?.anyMemberHasRoom() !== true) await waitAsync(word.array, word.index, epoch, 1000, false);
-    control.disarmRoomWait();
-    endpoint.room();
-  }
+const threadClock: Clock = {
+  ...realClock,
+  setTimeout(callback: () => void, delayMs: number): TimerHandle {
+    if (delayMs >= IMMEDIATE_BELOW_MS) return { kind: 'timeout', t: realTimeout(callback, delayMs) } as TimerHandle;
+    return { kind: 'immediate', t: setImmediate(callback) } as TimerHandle;
+  },
+  clearTimeout(handle: TimerHandle): void {
+    const h = handle as ThreadTimer;
+    if (h.kind === 'immediate') clearImmediate(h.t);
+    else clearTimeout(h.t);
+  },
+};
+
+function realTimeout(callback: () => void, delayMs: number): NodeJS.Timeout {
+  const t = setTimeout(callback, delayMs);
+  t.unref();
+  return t;
 }
 
-async function watchPublishes(reader: HistoryRingReader): Promise<void> {
-  let seen = reader.publishCount;
-  while (!endpoint.stopped) {
-    // With nobody to serve the worker does not park on the publish counter, so the main thread's
-    // publish() finds no waiter and costs no wake-up (a futex syscall) per event.
-    if (!endpoint.hasMembers) {
-      await endpoint.membersArrived();
-      seen = reader.publishCount;
-      endpoint.published();
-      continue;
-    }
-    // Atomics.waitAsync on the ring's publish counter; the timeout only bounds how long a stop waits.
-    await reader.waitForPublishAsync(seen, 1000, false);
-    const now = reader.publishCount;
-    if (now !== seen) {
-      seen = now;
-      endpoint.published();
-      // No wake-up per event: off the publish counter (so publish() finds no waiter to notify) until
-      // the next pass is due; that pass reads whatever was published meanwhile.
-      const ms = endpoint.msUntilNextPass;
-      if (ms > 0 && Number.isFinite(ms)) await sleep(ms);
-    }
-  }
-}
+const endpoint = new SyncWorkerEndpoint((msg: WorkerToMain) => port.postMessage(msg), threadClock, true);
 
 port.on('message', (msg: MainToWorker) => {
   endpoint.handle(msg);
-  if (msg.op === 'init') {
-    void watchPublishes(new HistoryRingReader(msg.ring));
-    void watchRoom(new ControlBlock(msg.control));
-  }
+  if (msg.op === 'init') void endpoint.serveRoom();
   if (msg.op === 'stop') port.close();
 });

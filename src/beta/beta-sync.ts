@@ -212,7 +212,7 @@ export class BetaSync implements HandBackContext {
       slot,
       buffer: this.slabs.bufferOf(slot),
     });
-    channel.onRoomForWorker = this.signalRoom;
+    channel.onRoomForWorker = () => this.control.signalRoom(channel.spsc);
     return channel;
   }
 
@@ -243,7 +243,6 @@ export class BetaSync implements HandBackContext {
   }
 
   private readonly releasing = new WeakSet<SharedWatcherChannel>();
-  private readonly signalRoom = (): void => this.control.signalRoom();
 
   private recycleQuarantine(): void {
     if (this.quarantine.length === 0) return;
@@ -260,6 +259,11 @@ export class BetaSync implements HandBackContext {
   /** The history ring's handle (for consumers in other threads). */
   get ringHandle(): RingMirror['handle'] {
     return this.ringMirror.handle;
+  }
+
+  /** The control block, whose room signal a consumer in another thread raises (watch-port.ts). */
+  get roomSignal(): SharedArrayBuffer {
+    return this.control.buffer;
   }
 
   /** A msgpack frame for an object no event has carried yet (one from the initial list). */

@@ -11,15 +11,32 @@
  *   Int32 word 6: ROOM_EPOCH    +1 per room wake-up (the worker parks on it)
  *   Int32 word 7: ROOM_WAITING  worker sets 1 before parking, a consumer clears it when it wakes the worker
  *
- * The room pair lets an idle worker sleep while every channel it owns is
- * full and nobody reads (issue 13, deliverable 6): it parks only then, and a
- * consumer that takes an event out of a worker-owned channel wakes it; while
- * the worker is not parked a pop costs one Atomics.load and no notify.
+ * The room pair lets the worker sleep while nothing it owns can move until a
+ * consumer reads (issue 13, deliverables 4 and 6): it parks only then, and a
+ * consumer that takes an event out of a worker-owned channel wakes it once
+ * that channel has room worth a pass (at least half of it free: a refill is
+ * then half a channel or more, not one slot per wake-up). While the worker
+ * is not parked a pop costs one Atomics.load and no notify.
  */
 const SEQ = 0;
 const ROOM_EPOCH = 6;
 const ROOM_WAITING = 7;
 const BYTES = 32;
+
+/**
+ * Room worth a pass in a channel of `capacity` with `free` slots: at least
+ * half of it. The worker parks only while no member has that much, and a
+ * consumer wakes it only once its channel has.
+ */
+export function roomWorthAPass(free: number, capacity: number): boolean {
+  return free * 2 >= capacity;
+}
+
+/** A channel as the room signal reads it (an SpscChannel). */
+interface ChannelFill {
+  readonly free: number;
+  readonly capacity: number;
+}
 
 export interface ControlSnapshot {
   lastDispatchedRV: number;
@@ -37,11 +54,17 @@ export class ControlBlock {
     this.f64 = new Float64Array(buffer, 8, 2);
   }
 
-  /** Consumer side (any thread): room appeared in a channel the worker owns; wake it if it waits for that. */
-  signalRoom(): void {
+  /**
+   * Consumer side (any thread), after a pop from `channel` while the worker
+   * owns it: wake the worker if it waits for room and the channel now has
+   * room worth a pass.
+   */
+  signalRoom(channel: ChannelFill): void {
     const i = this.i32;
-    // Dekker pair with armRoomWait (both Atomics): the worker re-checks its channels after setting WAITING.
+    // Dekker pair with armRoomWait (both Atomics): the worker re-checks its channels after setting WAITING
+    // (with the same roomWorthAPass rule), the consumer checks WAITING after its pop's HEAD store.
     if (Atomics.load(i, ROOM_WAITING) === 0) return;
+    if (!roomWorthAPass(channel.free, channel.capacity)) return;
     Atomics.store(i, ROOM_WAITING, 0);
     Atomics.add(i, ROOM_EPOCH, 1);
     Atomics.notify(i, ROOM_EPOCH);

@@ -5,6 +5,7 @@
  * harness, so a beta run is reproducible from its seed).
  */
 import { realClock, type Clock } from '../core/clock.js';
+import { waitAsync } from '../ring/shared-memory.js';
 import { ADOPT_ROW, type MainToWorker, type WorkerToMain } from './sync-messages.js';
 import { WorkerPassHost, type KnownWatcher } from './worker-pass-host.js';
 
@@ -120,9 +121,38 @@ export class SyncWorkerEndpoint {
     if (!this.stopped) this.host?.scheduler.onRoom();
   }
 
-  /** Milliseconds until the next pass is due (0: now; Infinity: none scheduled). */
-  get msUntilNextPass(): number {
-    return this.host?.scheduler.msUntilNextPass ?? Infinity;
+  /**
+   * Park while the last pass left nothing that can move until a consumer
+   * reads (every member it left owed has a full channel, or it fed members
+   * still behind, or every channel was full): a consumer's pop that leaves a
+   * worker-owned channel with room worth a pass (ControlBlock.signalRoom)
+   * brings the next pass forward (issue 13, deliverables 4 and 6). Runs
+   * until stop; the worker thread starts it after `init`.
+   */
+  async serveRoom(): Promise<void> {
+    while (!this.stopped) {
+      await this.allFull();
+      const host = this.host;
+      if (this.stopped || host === undefined) return;
+      const control = host.controlBlock;
+      const { array, index } = control.roomWord;
+      const epoch = control.armRoomWait();
+      // Re-check after announcing the wait (Dekker pair with signalRoom): a pop just before is not
+      // missed, and one after finds WAITING set. Until a consumer signals the epoch stays: no re-check.
+      if (!host.anyMemberHasRoom()) {
+        // Until room, a stop, or the scheduler moved on meanwhile (a new stall, an expiry pass).
+        // The timeout only bounds how long a stop waits.
+        while (!this.stopped && this.waitingForRoom)
+          if ((await waitAsync(array, index, epoch, 1000, false)) !== 'timed-out') break;
+      }
+      control.disarmRoomWait();
+      this.room();
+    }
+  }
+
+  /** The last pass left nothing that can move until a consumer reads (the thread parks for room). */
+  get waitingForRoom(): boolean {
+    return this.host?.scheduler.allFull === true;
   }
 
   /** New events were published in the ring. */

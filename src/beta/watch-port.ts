@@ -19,9 +19,10 @@ import { apiVersionOf, type KubeObject, type ResourceInfo, type WatchEventLike }
 import type { HistoryRingHandle } from '../ring/ring-layout.js';
 import { createRingRecord, HistoryRingReader, ReadStatus } from '../ring/ring-reader.js';
 import { POP_CLOSED, POP_EMPTY, SpscChannel, type SpscChannelHandle } from '../ring/spsc-channel.js';
-import { Terminal, Variant } from '../protocol/channel-variants.js';
+import { Terminal, Variant, WriterOwner } from '../protocol/channel-variants.js';
 import { PortEnded, PortStateCells } from '../protocol/port-state-cells.js';
 import { decodeRingPayload } from '../protocol/ring-payload.js';
+import { ControlBlock } from './control-block.js';
 
 export interface WatchPortHandle {
   readonly kind: 'watchcache.watch-port';
@@ -32,6 +33,12 @@ export interface WatchPortHandle {
   readonly state: SharedArrayBuffer;
   /** The watcher's cursor cell (shared): the consumer sets its drained flag, as an in-thread one does. */
   readonly cursor: Float64Array;
+  /**
+   * The sync worker's control block: a pop from a channel the worker feeds
+   * raises its room signal, as an in-thread consumer's does, so a worker
+   * parked because every channel it owns was full wakes (absent: no signal).
+   */
+  readonly room?: SharedArrayBuffer;
   /** The initial events (msgpack array of {type, object}), for '0' and sendInitialEvents starts. */
   readonly initial: SharedArrayBuffer | null;
   readonly resource: ResourceInfo;
@@ -45,6 +52,7 @@ export class RemoteWatch implements AsyncIterableIterator<WatchEventLike> {
   private readonly unpackr = new Unpackr({ useRecords: false });
   private readonly state: PortStateCells;
   private readonly cursor: SyncCursor;
+  private readonly room: ControlBlock | undefined;
   private readonly resource: ResourceInfo;
   private initial: WatchEventLike[];
   private done = false;
@@ -57,6 +65,7 @@ export class RemoteWatch implements AsyncIterableIterator<WatchEventLike> {
     this.reader = new HistoryRingReader(handle.ring);
     this.state = new PortStateCells(handle.state);
     this.cursor = new SyncCursor(handle.cursor);
+    this.room = handle.room === undefined ? undefined : new ControlBlock(handle.room);
     this.resource = handle.resource;
     this.initial =
       handle.initial === null ? [] : (this.unpackr.unpack(new Uint8Array(handle.initial)) as WatchEventLike[]);
@@ -81,6 +90,9 @@ export class RemoteWatch implements AsyncIterableIterator<WatchEventLike> {
         return this.finish();
       }
       const variant = this.channel.lastVariant;
+      // Room in a channel the worker feeds: it may be parked because every channel it owns was full.
+      if (this.room !== undefined && this.channel.writerOwner === WriterOwner.SYNC_WORKER)
+        this.room.signalRoom(this.channel);
       if (this.channel.size === 0) this.cursor.drained(); // candidate order key 2, seen by the sync worker
       if (variant === Variant.BOOKMARK) return { done: false, value: this.bookmark(ref) };
       const ev = this.decode(ref, variant);

@@ -30,9 +30,12 @@ import type { PassOptions } from '../sync/pass-options.js';
 import { PassScheduler } from '../sync/pass-scheduler.js';
 import { Offer, SyncPass, type PassCursor, type PassHost, type PassMember, type PassStats } from '../sync/sync-pass.js';
 import { SyncCursor } from '../sync/sync-cursor.js';
-import { ControlBlock, type ControlSnapshot } from './control-block.js';
+import { ControlBlock, roomWorthAPass, type ControlSnapshot } from './control-block.js';
 import type { AdoptRequest, WorkerToMain } from './sync-messages.js';
 import { openRegion } from './channel-slabs.js';
+
+/** A 'pushed' notice without pushes (the worker's totals only) at most this often. */
+const STATS_EVERY_MS = 100;
 
 export class WorkerMember implements PassMember {
   readonly id: number;
@@ -199,6 +202,8 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
   private readonly clock: Clock;
   private readonly send: (msg: WorkerToMain) => void;
   private pushes = 0;
+  /** When the last 'pushed' notice left (clock ms). */
+  private statsAt = -Infinity;
   private scannedCount = 0;
   private decodes = 0;
 
@@ -235,6 +240,7 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
       runPass: (done) => this.pass.run(this.members.values(), (stats) => this.afterPass(stats, done)),
       observeDuration: () => {},
       signalsRoom: roomSignal,
+      expiryDue: () => this.expiryDue(),
     });
   }
 
@@ -243,9 +249,22 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
     return this.control;
   }
 
-  /** Some member's channel has room (checked after announcing a park for room). */
+  /**
+   * The lowest member position when the last pass left every channel full
+   * (or owed full): while the worker waits for room, nothing moves a
+   * member's position but a pass, so this says when expiry comes due.
+   */
+  private minPosition = -Infinity;
+
+  /** Waiting for room: has the history left some member's position behind since the last pass? */
+  private expiryDue(): boolean {
+    const oldest = this.oldestServableRV();
+    return oldest === undefined || this.minPosition < oldest - 1;
+  }
+
+  /** Some member's channel has room worth a pass (checked after announcing a park for room). */
   anyMemberHasRoom(): boolean {
-    for (const m of this.members.values()) if (m.accepting && m.free > 0) return true;
+    for (const m of this.members.values()) if (m.accepting && roomWorthAPass(m.free, m.capacity)) return true;
     return false;
   }
 
@@ -385,9 +404,20 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
     this.clock.setTimeout(fn, 0);
   }
 
-  /** Tell the main thread which members were pushed into since the last notice (it wakes their consumers). */
-  private notifyPushed(): void {
-    if (this.pushedTo.size === 0) return;
+  /** A cohort pushed: wake its consumers now (issue 13, deliverable 4), not after the other cohorts. */
+  cohortEnded(): void {
+    this.notifyPushed();
+  }
+
+  /**
+   * Tell the main thread which members were pushed into since the last
+   * notice (it wakes their consumers), with the worker's totals. Without
+   * pushes only every STATS_EVERY_MS (the totals), so passes over full
+   * channels post nothing.
+   */
+  private notifyPushed(force = false): void {
+    if (this.pushedTo.size === 0 && !(force && this.clock.now() - this.statsAt >= STATS_EVERY_MS)) return;
+    this.statsAt = this.clock.now();
     this.send({
       op: 'pushed',
       ids: [...this.pushedTo],
@@ -498,18 +528,14 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
       if (remaining <= h && m.free > 0 && m.free >= Math.min(remaining, m.capacity)) this.handBack(m);
     }
     this.servedInPass.clear();
-    this.send({
-      op: 'pushed',
-      ids: [...this.pushedTo],
-      pushes: this.pushes,
-      scanned: this.scannedCount,
-      decodes: this.decodes,
-      workMs: this.scheduler.workMs,
-      passes: this.scheduler.passes,
-    });
-    this.pushedTo.clear();
+    this.notifyPushed(true);
     done(stats);
-    if (this.scheduler.allFull) this.onAllFull?.();
+    if (this.scheduler.allFull) {
+      let min = Infinity;
+      for (const m of this.members.values()) if (m.position < min) min = m.position;
+      this.minPosition = min;
+      this.onAllFull?.();
+    }
   }
 
   private handBack(m: WorkerMember): void {

@@ -394,6 +394,7 @@ export class WatchCache {
       ring,
       state,
       cursor: w.cursor.cell,
+      room: this.strategy.watchers.roomSignal,
       initial,
       resource: this.resource,
     };

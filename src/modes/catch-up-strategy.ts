@@ -90,6 +90,8 @@ export interface WatcherPlacement {
   relistStarting(listRV: number, survivors: readonly Watcher[], ended: readonly Watcher[]): ReadonlySet<Watcher>;
   /** The shared history ring, for watches consumed in another thread (beta only). */
   readonly ringHandle: HistoryRingHandle | undefined;
+  /** The sync worker's room signal (a ControlBlock), for consumers in other threads (beta only). */
+  readonly roomSignal: SharedArrayBuffer | undefined;
 }
 
 export interface CatchUpStrategy extends FullChannelPolicy {

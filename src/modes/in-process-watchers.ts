@@ -12,6 +12,7 @@ const NONE: ReadonlySet<Watcher> = new Set();
 
 export class InProcessWatchers implements WatcherPlacement {
   readonly ringHandle = undefined;
+  readonly roomSignal = undefined;
   private readonly ctx: StrategyContext;
 
   constructor(ctx: StrategyContext) {

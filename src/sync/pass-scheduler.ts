@@ -8,12 +8,22 @@
  * the measured pass duration so passes take about `busyShare` of the thread,
  * clamped to [busyMin, busyMax]; idle (100 ms) after a pass that served and
  * expired nothing. A new stall resets the period to normal.
+ *
+ * With a room signal (beta's worker thread: a consumer's pop from a channel
+ * the worker owns wakes it, ControlBlock.signalRoom), a pass after which
+ * nothing can move until a consumer reads waits for room instead of a timer
+ * (kind 'room', issue 13 deliverables 4 and 6): every member it left owed
+ * has a full channel and no budget ran out, or every channel was full. The
+ * first room signal then brings the next pass forward to the busy gap after
+ * the last one (a draining cohort moves at its consumers' pace, with no
+ * fixed period in between); without one only the idle period's timer runs
+ * (it still evaluates expiry).
  */
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { PassOptions } from './pass-options.js';
 import type { PassStats } from './sync-pass.js';
 
-export type PeriodKind = 'normal' | 'busy' | 'idle';
+export type PeriodKind = 'normal' | 'busy' | 'idle' | 'room';
 
 /**
  * The clock a scheduler runs on. `busyForMs` (optional): how long its thread
@@ -41,6 +51,15 @@ export interface PassRunner {
    * waits the idle period: nothing can move until a consumer reads.
    */
   readonly signalsRoom?: boolean;
+  /**
+   * Optional, with a room signal: while the scheduler waits for room, could
+   * a pass now do anything the room signal would not announce? Only expiry:
+   * a watcher whose position the history left behind (KEP step 1). False
+   * lets the idle-period timer re-arm instead of running a pass over
+   * channels that are all as full as the last pass left them (issue 13,
+   * deliverable 6: 10,000 full channels cost a pass 10 times a second).
+   */
+  expiryDue?(): boolean;
 }
 
 export class PassScheduler {
@@ -54,6 +73,8 @@ export class PassScheduler {
   private readonly options: PassOptions;
   private readonly runner: PassRunner;
   private lastPassAt = -Infinity;
+  /** Kind 'room': when the idle-period timer last found nothing to expire (no pass ran). */
+  private roomCheckAt = -Infinity;
   private running = false;
   private timer: TimerHandle | undefined;
   private timerAt = Infinity;
@@ -84,8 +105,13 @@ export class PassScheduler {
     this.arm();
   }
 
-  /** The last pass ended idle because every member's channel was full (the worker may park for room). */
+  /**
+   * The last pass left nothing that can move until a consumer reads (kind
+   * 'room'): the worker thread may park on the room signal.
+   */
   allFull = false;
+  /** In kind 'room': the busy gap the next pass keeps from the last one once room appears. */
+  private roomGap = 0;
 
   /** The next pass is due in this many ms (0: now or running; Infinity: none scheduled). */
   get msUntilNextPass(): number {
@@ -97,9 +123,15 @@ export class PassScheduler {
   /** A consumer made room in an unsynced watcher's channel: do not leave it waiting an idle period. */
   onRoom(): void {
     this.allFull = false;
-    if (this.stopped || this.periodKind !== 'idle') return;
-    this.periodKind = 'normal';
-    this.period = this.options.normalPeriodMs;
+    if (this.stopped) return;
+    if (this.periodKind === 'room') {
+      // A draining consumer made room: the next pass comes after the busy gap, not the idle period.
+      this.periodKind = 'busy';
+      this.period = this.roomGap;
+    } else if (this.periodKind === 'idle') {
+      this.periodKind = 'normal';
+      this.period = this.options.normalPeriodMs;
+    } else return;
     this.disarm();
     this.arm();
   }
@@ -145,21 +177,26 @@ export class PassScheduler {
       if (work >= 0) this.runner.passEnded?.(stats, work);
       else ended = stats;
       const ms = syncMs >= 0 ? syncMs : this.clock.now() - t0;
-      if (stats.leftOwedFull || stats.pushBudgetSpent) {
-        const o = this.options;
-        const scaled = (ms * (1 - o.busyShare)) / o.busyShare;
+      const o = this.options;
+      const busyGap = Math.min(o.busyMaxMs, Math.max(o.busyMinMs, (ms * (1 - o.busyShare)) / o.busyShare));
+      const room = this.runner.signalsRoom === true;
+      // The KEP's busy triggers; off the dispatcher's thread (a room signal: the worker) also a pass
+      // cut by its scan budget, or that left watchers with room unreached (member cap) or owed with room.
+      const moreNow =
+        stats.pushBudgetSpent || (room && (stats.scanBudgetSpent || stats.unserved > 0 || stats.leftOwedWithRoom));
+      if (room && !moreNow && (stats.leftOwedFull || stats.pushes > 0 || stats.fullSkipped > 0)) {
+        // No budget stopped the pass: what is left waits for its consumers (owed or skipped with full
+        // channels, or fed and still behind). The room signal says when one read; the thread checks
+        // for room before it parks, so a member that already has some brings the next pass at once
+        // (one busy gap after this one). No pass every period over full channels.
+        this.waitForRoom(busyGap);
+      } else if (stats.leftOwedFull || moreNow) {
         this.periodKind = 'busy';
-        this.period = Math.min(o.busyMaxMs, Math.max(o.busyMinMs, scaled));
-      } else if (
-        stats.served === 0 &&
-        stats.expired === 0 &&
-        (stats.fullSkipped === 0 || this.runner.signalsRoom === true)
-      ) {
-        // Idle only when nobody is waiting: a watcher skipped for a full channel may be draining it,
-        // unless a room signal brings the period back to normal as soon as one does (onRoom).
+        this.period = busyGap;
+      } else if (stats.served === 0 && stats.expired === 0 && (stats.fullSkipped === 0 || room)) {
+        // Idle only when nobody is waiting: a watcher skipped for a full channel may be draining it.
         this.periodKind = 'idle';
-        this.period = this.options.idlePeriodMs;
-        this.allFull = stats.fullSkipped > 0;
+        this.period = o.idlePeriodMs;
       } else {
         this.periodKind = 'normal';
         this.period = this.options.normalPeriodMs;
@@ -173,9 +210,19 @@ export class PassScheduler {
     if (ended !== undefined) this.runner.passEnded?.(ended, work);
   }
 
+  /** Kind 'room': the idle period's timer only (expiry), the room signal brings the next pass forward. */
+  private waitForRoom(gap: number): void {
+    this.periodKind = 'room';
+    this.period = this.options.idlePeriodMs;
+    this.roomGap = gap;
+    this.allFull = true;
+  }
+
   private arm(): void {
     if (this.stopped || this.running || !this.runner.hasWork()) return;
-    const at = this.lastPassAt + this.period;
+    // Waiting for room, the idle period counts from the last expiry check (a skipped pass) too.
+    const at =
+      (this.periodKind === 'room' ? Math.max(this.lastPassAt, this.roomCheckAt) : this.lastPassAt) + this.period;
     if (this.timer !== undefined) {
       if (this.timerAt <= at) return;
       this.disarm();
@@ -185,7 +232,13 @@ export class PassScheduler {
       () => {
         this.timer = undefined;
         this.timerAt = Infinity;
-        if (!this.running && !this.stopped && this.runner.hasWork()) this.run();
+        if (this.running || this.stopped || !this.runner.hasWork()) return;
+        if (this.periodKind === 'room' && this.runner.expiryDue?.() === false) {
+          this.roomCheckAt = this.clock.now(); // nothing to expire: wait on for room, one idle period more
+          this.arm();
+          return;
+        }
+        this.run();
       },
       Math.max(0, at - this.clock.now()),
     );

@@ -87,6 +87,12 @@ export interface PassHost<E extends PassEvent, M extends PassMember> {
   defer(fn: () => void): void;
   /** Optional: the member accepted everything it was offered and moved to the end of its scan. */
   served?(member: M): void;
+  /**
+   * Optional: a cohort finished its pushes (before the next cohort scans). A
+   * host whose consumers run elsewhere wakes the ones this cohort fed now,
+   * not after the whole pass and its retry rounds (beta's sync worker).
+   */
+  cohortEnded?(): void;
 }
 
 export interface PassStats {
@@ -101,8 +107,14 @@ export interface PassStats {
   /** A member was left owed with a full channel (a draining client). */
   leftOwedFull: boolean;
   pushBudgetSpent: boolean;
+  /** The scan budget ran out (a cohort was cut short, or candidates were left for a later pass). */
+  scanBudgetSpent: boolean;
   /** Unsynced watchers skipped only because their channel was full (their clients may be reading). */
   fullSkipped: number;
+  /** Watchers with room the pass did not reach: cut by the member cap, or left when the scan budget ran out. */
+  unserved: number;
+  /** A member was left owed while its channel had room (the retry budget ran out): more can move now. */
+  leftOwedWithRoom: boolean;
 }
 
 interface Owed<E> {
@@ -152,7 +164,10 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
       served: 0,
       leftOwedFull: false,
       pushBudgetSpent: false,
+      scanBudgetSpent: false,
       fullSkipped: 0,
+      unserved: 0,
+      leftOwedWithRoom: false,
     };
     // Observed (watchcache:pass-start, :pass-work, :pass-resync) only while someone subscribes.
     const report =
@@ -195,7 +210,10 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
         return a.cursor.position - b.cursor.position;
       });
     // ('fifo' keeps the unsynced set's insertion order: the order watchers stalled.)
-    if (candidates.length > o.maxWatchers) candidates.length = o.maxWatchers; // member cap
+    if (candidates.length > o.maxWatchers) {
+      stats.unserved = candidates.length - o.maxWatchers;
+      candidates.length = o.maxWatchers; // member cap
+    }
     stats.candidates = candidates.length;
 
     const n = candidates.length;
@@ -206,6 +224,12 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
     let scanBudget = o.scanBudget;
     let pushBudget = o.pushBudget;
     let lastCohortScanned = -1;
+    // Candidates by position (ties in candidate order), sorted once per pass: a cohort's followers are
+    // a slice of it, not a sort per cohort (10,000 members at many positions made that quadratic).
+    // Unserved candidates have not moved since, so the order stays right for them.
+    const byPosition = Array.from({ length: n }, (_, i) => i);
+    const positions = candidates.map((m) => m.cursor.position);
+    byPosition.sort((a, b) => positions[a]! - positions[b]! || a - b);
 
     // ---- Step 2: cohorts ----
     for (let next = 0; next < n && scanBudget > 0 && pushBudget > 0;) {
@@ -215,13 +239,22 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
       const lead = candidates[leadIdx]!;
       // Followers: unserved candidates at or above the lead, by position (never one below the lead).
       const followers: number[] = [];
-      for (let i = 0; i < n; i++)
-        if (!served[i] && i !== leadIdx && candidates[i]!.cursor.position >= lead.cursor.position) followers.push(i);
-      followers.sort((a, b) => candidates[a]!.cursor.position - candidates[b]!.cursor.position);
+      const leadPosition = lead.cursor.position;
+      let lo = 0;
+      for (let hi = n; lo < hi;) {
+        const mid = (lo + hi) >>> 1;
+        if (positions[byPosition[mid]!]! < leadPosition) lo = mid + 1;
+        else hi = mid;
+      }
+      for (let j = lo; j < n; j++) {
+        const i = byPosition[j]!;
+        if (!served[i] && i !== leadIdx) followers.push(i);
+      }
       const members: number[] = [leadIdx];
       served[leadIdx] = 1;
       ended[leadIdx] = 0;
       pushedInCohort[leadIdx] = 0;
+      let offering = 1; // members whose offering has not ended in this cohort
       let f = 0;
       scanBudget -= o.intervalOpenCost;
       stats.cohorts++;
@@ -246,6 +279,7 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
           ended[idx] = 0;
           pushedInCohort[idx] = 0;
           members.push(idx);
+          offering++;
         }
         scannedEvents.push(ev);
         // ---- Steps 3 and 4: one shared form per selected event, pushes in order ----
@@ -257,10 +291,12 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
           if (ev.rv <= m.cursor.position) continue;
           if (pushBudget <= 0) {
             ended[idx] = 1; // the push budget is a total for the pass: the rest is owed, not skipped
+            offering--;
             continue;
           }
           if (pushedInCohort[idx]! >= m.capacity) {
             ended[idx] = 1; // at most one channel's capacity per watcher per cohort
+            offering--;
             continue;
           }
           const r = host.offer(m, ev);
@@ -272,12 +308,13 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
             pushBudget--;
           } else if (r === Offer.Full) {
             ended[idx] = 1; // keeps its last accepted RV; owed the rest of this scan
+            offering--;
           }
         }
         lastScanned = ev.rv;
         // Nobody left to offer anything to and nobody left to join: scan on only as far as the two
         // retry rounds could deliver (two channels' worth), not to the end of the budget.
-        if (f >= followers.length && members.every((idx) => ended[idx] === 1)) {
+        if (f >= followers.length && offering === 0) {
           if (aheadLimit < 0) {
             let maxCap = 0;
             for (const idx of members) maxCap = Math.max(maxCap, candidates[idx]!.capacity);
@@ -294,6 +331,7 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
       if (!reachedEnd && lastScanned >= resyncPoint) reachedEnd = true;
       if (reachedEnd && covered > lastScanned) lastScanned = covered;
       if (pushBudget <= 0) stats.pushBudgetSpent = true;
+      if (scanBudget <= 0 && !reachedEnd) stats.scanBudgetSpent = true;
       for (const idx of members) {
         const m = candidates[idx]!;
         if (ended[idx]) {
@@ -316,13 +354,20 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
         }
       }
       lastCohortScanned = lastScanned;
+      host.cohortEnded?.();
     }
     if (lastCohortScanned >= 0) this.cursor = lastCohortScanned;
+    for (let i = 0; i < n; i++) if (!served[i]) stats.unserved++; // the budgets ran out before them
 
     // Deferred stops: expired watchers drain their backlog, then get one 410.
     for (const m of expired) host.expire(m, oldest ?? 0);
     stats.expired = expired.length;
     for (const ow of owed) if (candidates[ow.member]!.free === 0) stats.leftOwedFull = true;
+    const owedWithRoom = (): boolean =>
+      owed.some((ow) => {
+        const m = candidates[ow.member]!;
+        return m.free > 0 && m.accepting && m.cursor.unsynced;
+      });
 
     if (owed.length === 0) {
       report?.ended();
@@ -378,6 +423,7 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
       if (left > 1 && owed.length > 0) later(() => round(left - 1));
       else {
         stats.leftOwedFull ||= owed.some((ow) => candidates[ow.member]!.free === 0);
+        stats.leftOwedWithRoom = owedWithRoom();
         report?.ended();
         done(stats);
       }

@@ -111,16 +111,22 @@ test('beta: introductions and stalls carry no SharedArrayBuffer; each slab is se
   }
 });
 
-test('ControlBlock room signal: a pop wakes the worker only while it announced it waits for room', () => {
+test('ControlBlock room signal: a pop wakes the worker only while it announced it waits, once the channel is half free', () => {
   const c = new ControlBlock();
   const { array, index } = c.roomWord;
   const e0 = Atomics.load(array, index);
-  c.signalRoom();
+  const half = { free: 50, capacity: 100 };
+  c.signalRoom(half);
   assert.equal(Atomics.load(array, index), e0, 'nobody waits: no wake-up, no epoch change');
   const epoch = c.armRoomWait();
   assert.equal(epoch, e0);
-  c.signalRoom();
-  assert.equal(Atomics.load(array, index), e0 + 1, 'the waiting worker is woken once');
-  c.signalRoom();
+  c.signalRoom({ free: 49, capacity: 100 });
+  assert.equal(Atomics.load(array, index), e0, 'less than half free: not worth a pass, the worker sleeps on');
+  c.signalRoom(half);
+  assert.equal(Atomics.load(array, index), e0 + 1, 'half free: the waiting worker is woken once');
+  c.signalRoom({ free: 100, capacity: 100 });
   assert.equal(Atomics.load(array, index), e0 + 1, 'and only once');
+  c.armRoomWait();
+  c.signalRoom({ free: 1, capacity: 1 });
+  assert.equal(Atomics.load(array, index), e0 + 2, 'a channel of one slot: its one free slot is worth a pass');
 });

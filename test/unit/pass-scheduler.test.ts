@@ -64,6 +64,9 @@ const stats = (over: Partial<PassStats> = {}): PassStats => ({
   served: 1,
   leftOwedFull: false,
   pushBudgetSpent: false,
+  scanBudgetSpent: false,
+  unserved: 0,
+  leftOwedWithRoom: false,
   ...over,
 });
 
@@ -127,7 +130,7 @@ describe('PassScheduler periods', () => {
     assert.deepEqual(passesAt, [0, 100]);
   });
 
-  test('every channel full, nobody served: normal without a room signal (a consumer may be draining), idle with one until onRoom', () => {
+  test('every channel full, nobody served: normal without a room signal (a consumer may be draining), waits for room with one', () => {
     const allFull = () => ({ stats: stats({ served: 0, expired: 0, pushes: 0, fullSkipped: 10_000 }) });
     const plain = rig(allFull);
     plain.s.onStall();
@@ -137,16 +140,89 @@ describe('PassScheduler periods', () => {
     const signalled = rig(allFull, true);
     signalled.s.onStall();
     signalled.clock.advance(0);
-    assert.equal(signalled.s.periodKind, 'idle', 'issue 13 deliverable 6: nothing can move until a consumer reads');
+    assert.equal(signalled.s.periodKind, 'room', 'issue 13 deliverable 6: nothing can move until a consumer reads');
     assert.equal(signalled.s.allFull, true);
-    assert.equal(signalled.s.msUntilNextPass, 100);
+    assert.equal(signalled.s.msUntilNextPass, 100, 'only the idle period timer (expiry) is armed');
     signalled.clock.advance(99);
     assert.deepEqual(signalled.passesAt, [0], 'no pass every 10 ms over channels that are all full');
     signalled.s.onRoom(); // a consumer took an event out of one
-    assert.equal(signalled.s.periodKind, 'normal');
+    assert.equal(signalled.s.periodKind, 'busy');
     assert.equal(signalled.s.allFull, false);
     signalled.clock.advance(0);
-    assert.deepEqual(signalled.passesAt, [0, 99], 'the next pass comes at once (normal period elapsed)');
+    assert.deepEqual(signalled.passesAt, [0, 99], 'the next pass comes at once (its busy gap elapsed long ago)');
+  });
+
+  test('room signal: a pass that left every owed member full waits for room, then runs one busy gap after the last', () => {
+    // A draining cohort: the pass took 0.2 ms and left members owed with full channels.
+    const r = rig(() => ({ stats: stats({ leftOwedFull: true }), takesMs: 0.2 }), true);
+    r.s.onStall();
+    r.clock.advance(0);
+    assert.equal(r.s.periodKind, 'room', 'no busy timer over full channels');
+    assert.equal(r.s.allFull, true, 'the worker may park on the room signal');
+    assert.equal(r.s.msUntilNextPass, 100, 'only the idle-period timer is armed');
+    r.clock.advance(50);
+    assert.deepEqual(r.passesAt, [0], 'nothing runs while nobody reads');
+    r.s.onRoom();
+    assert.equal(r.s.periodKind, 'busy');
+    assert.equal(r.s.allFull, false);
+    r.clock.advance(0);
+    assert.deepEqual(r.passesAt, [0, 50], 'room long after the busy gap: the pass runs at once');
+    // Room right after a pass: the next one keeps the busy gap (1.8 ms: 0.2 ms at a tenth of the thread).
+    r.s.onRoom();
+    r.clock.advance(1.7);
+    assert.equal(r.passesAt.length, 2, 'not before the busy gap');
+    r.clock.advance(0.2);
+    assert.equal(r.passesAt.length, 3);
+    assert.ok(Math.abs(r.passesAt[2]! - (50 + 1.8)) < 1e-9, `at ${r.passesAt[2]}`);
+  });
+
+  test('room signal: without one, a pass that left owed members full keeps the KEP busy period', () => {
+    const r = rig(() => ({ stats: stats({ leftOwedFull: true }), takesMs: 0.2 }), false);
+    r.s.onStall();
+    r.clock.advance(0);
+    assert.equal(r.s.periodKind, 'busy');
+    assert.equal(r.s.allFull, false);
+    r.clock.advance(1.8);
+    assert.equal(r.passesAt.length, 2);
+  });
+
+  test('room signal: a pass cut by a budget, the member cap, or owed with room again does not wait for room', () => {
+    const cases: Partial<PassStats>[] = [
+      { leftOwedFull: true, pushBudgetSpent: true },
+      { leftOwedFull: true, scanBudgetSpent: true },
+      { leftOwedFull: true, unserved: 3 },
+      { leftOwedFull: true, leftOwedWithRoom: true },
+      { scanBudgetSpent: true },
+      { unserved: 1 },
+    ];
+    for (const over of cases) {
+      const r = rig(() => ({ stats: stats(over), takesMs: 0.2 }), true);
+      r.s.onStall();
+      r.clock.advance(0);
+      assert.equal(r.s.periodKind, 'busy', JSON.stringify(over));
+      assert.equal(r.s.allFull, false, JSON.stringify(over));
+      r.clock.advance(1.8);
+      assert.equal(r.passesAt.length, 2, `${JSON.stringify(over)}: the next pass after the busy gap`);
+    }
+    // Alpha (no room signal) keeps the KEP's triggers: the scan budget or member cap alone is not busy.
+    for (const over of [{ scanBudgetSpent: true }, { unserved: 1 }]) {
+      const r = rig(() => ({ stats: stats(over) }), false);
+      r.s.onStall();
+      r.clock.advance(0);
+      assert.equal(r.s.periodKind, 'normal', JSON.stringify(over));
+    }
+  });
+
+  test('room signal: a new stall while waiting for room resets to normal', () => {
+    const r = rig(() => ({ stats: stats({ leftOwedFull: true }) }), true);
+    r.s.onStall();
+    r.clock.advance(0);
+    assert.equal(r.s.periodKind, 'room');
+    r.clock.advance(5);
+    r.s.onStall();
+    assert.equal(r.s.periodKind, 'normal');
+    r.clock.advance(5);
+    assert.deepEqual(r.passesAt, [0, 10]);
   });
 
   test('a pass that only expired watchers is not idle', () => {

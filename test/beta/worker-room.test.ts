@@ -1,0 +1,188 @@
+/**
+ * The sync worker's scheduling rules around room (issue 13, deliverables 4
+ * and 6), on the real endpoint, pass host, ControlBlock and Atomics.waitAsync,
+ * with the scheduler on a virtual clock (no test outcome depends on real time):
+ *  - a cohort's consumers are told right after its pushes;
+ *  - once every member's channel is full the worker parks on the room signal
+ *    and runs no pass while nobody reads, however long that lasts;
+ *  - a pop that leaves less than half a channel free does not wake it; one
+ *    that leaves half does, and the next pass refills the channel in order.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { HistoryRing } from '../../src/ring/ring-writer.js';
+import { SpscChannel } from '../../src/ring/spsc-channel.js';
+import { WriterOwner } from '../../src/protocol/channel-variants.js';
+import { ControlBlock } from '../../src/beta/control-block.js';
+import { SyncWorkerEndpoint } from '../../src/beta/sync-worker-endpoint.js';
+import type { WorkerToMain } from '../../src/beta/sync-messages.js';
+import { resolvePassOptions } from '../../src/sync/pass-options.js';
+import { CELL_BYTES } from '../../src/protocol/cursor-cell.js';
+import { VirtualClock, settle } from '../../src/sim/virtual-clock.js';
+import { makeEvent, rvOf } from '../ring/ring-fixtures.js';
+
+const CAPACITY = 8;
+const EVENTS = 40;
+
+function rig() {
+  const ring = new HistoryRing({ capacity: 64, arenaBytes: 256 * 1024 });
+  for (let abs = 0; abs < EVENTS; abs++) ring.appendEvent(makeEvent(abs), { rv: rvOf(abs) });
+  ring.publish();
+  const control = new ControlBlock();
+  control.publish(rvOf(EVENTS - 1), rvOf(0));
+  const clock = new VirtualClock();
+  const sent: WorkerToMain[] = [];
+  const endpoint = new SyncWorkerEndpoint((m) => sent.push(m), clock, true);
+  endpoint.handle({
+    op: 'init',
+    ring: ring.handle,
+    control: control.buffer,
+    pass: resolvePassOptions({}, 'beta'),
+    indexerFields: [],
+    triggerField: undefined,
+  });
+  const serving = endpoint.serveRoom();
+  // One watcher that selects everything, from before the first event, its channel handed to the worker.
+  const channel = SpscChannel.create(CAPACITY, WriterOwner.SYNC_WORKER);
+  const cell = new SharedArrayBuffer(CELL_BYTES);
+  endpoint.handle({
+    op: 'adopt',
+    watchers: [
+      {
+        id: 1,
+        position: rvOf(0) - 1,
+        capacity: CAPACITY,
+        reachedLive: false,
+        channel: channel.handle,
+        cell,
+        selection: { namespace: '', name: '', labelSelector: '', fieldSelector: '' },
+      },
+    ],
+  });
+  const waiting = (): boolean => Atomics.load(new Int32Array(control.buffer), 7) === 1;
+  const passes = (): number => endpoint.host!.scheduler.passes;
+  return { clock, sent, endpoint, channel, control, waiting, passes, serving };
+}
+
+/** Let the room loop's promise continuations and Atomics.waitAsync resolutions run. */
+async function settleAll(): Promise<void> {
+  for (let i = 0; i < 5; i++) await settle();
+}
+
+test('worker: a full channel parks it on the room signal (no pass while nobody reads); half a channel of room wakes it', async () => {
+  const r = rig();
+  await r.clock.advance(0);
+  await settleAll();
+  assert.equal(r.channel.size, CAPACITY, 'the first pass filled the channel');
+  const pushed = r.sent.filter((m) => m.op === 'pushed');
+  assert.ok(pushed.length > 0 && pushed[0]!.op === 'pushed' && pushed[0]!.ids.includes(1), 'the consumer is told');
+  assert.equal(r.endpoint.host!.scheduler.periodKind, 'room');
+  assert.ok(r.waiting(), 'the worker announced it waits for room');
+  const before = r.passes();
+
+  // Nobody reads for a long time: the idle-period timer finds nothing to expire and runs no pass.
+  await r.clock.advance(60_000);
+  await settleAll();
+  assert.equal(r.passes(), before, 'no pass over channels that are all full');
+  assert.ok(r.waiting());
+
+  // One pop: less than half the channel free, not worth a pass.
+  const got: number[] = [r.channel.pop()];
+  r.control.signalRoom(r.channel);
+  await settleAll();
+  await r.clock.advance(10);
+  assert.equal(r.passes(), before);
+  assert.ok(r.waiting(), 'still parked');
+
+  // Half the channel free: the worker wakes and the next pass refills it.
+  while (r.channel.free * 2 < CAPACITY) got.push(r.channel.pop());
+  r.control.signalRoom(r.channel);
+  assert.ok(!r.waiting(), 'the signal cleared the wait');
+  await settleAll();
+  await r.clock.advance(1);
+  await settleAll();
+  assert.equal(r.passes(), before + 1, 'one pass after the room signal');
+  assert.equal(r.channel.size, CAPACITY, 'refilled');
+
+  // Drain everything the worker pushes, waking it each time: every event once, in order.
+  for (let guard = 0; guard < 100 && got.length < EVENTS; guard++) {
+    for (let ref = r.channel.pop(); ref >= 0; ref = r.channel.pop()) got.push(ref);
+    r.control.signalRoom(r.channel);
+    await settleAll();
+    await r.clock.advance(1);
+    await settleAll();
+  }
+  assert.deepEqual(
+    got,
+    Array.from({ length: EVENTS }, (_, i) => i),
+    'single delivery, in order',
+  );
+  r.endpoint.handle({ op: 'stop' });
+  await settleAll();
+  await r.clock.advance(2000);
+});
+
+test('worker: with several cohorts, each cohort is reported pushed before the next one scans', async () => {
+  const r = rig();
+  const host = r.endpoint.host!;
+  // Two cohorts: the first watcher's channel is not empty (its consumer has not read the two events it
+  // holds), so the empty channel of a watcher far ahead leads (KEP order key 1, free share), and the
+  // first, below that lead, cannot join its cohort: it leads the second.
+  r.channel.tryPush(0);
+  r.channel.tryPush(1);
+  r.endpoint.handle({ op: 'forget', id: 1 });
+  r.channel.handOff(WriterOwner.MAIN, WriterOwner.SYNC_WORKER);
+  r.endpoint.handle({
+    op: 'adopt',
+    watchers: [
+      {
+        id: 1,
+        position: rvOf(1),
+        capacity: CAPACITY,
+        reachedLive: false,
+        channel: r.channel.handle,
+        cell: new SharedArrayBuffer(CELL_BYTES),
+        selection: { namespace: '', name: '', labelSelector: '', fieldSelector: '' },
+      },
+    ],
+  });
+  const ch2 = SpscChannel.create(CAPACITY, WriterOwner.SYNC_WORKER);
+  r.endpoint.handle({
+    op: 'adopt',
+    watchers: [
+      {
+        id: 2,
+        position: rvOf(30),
+        capacity: CAPACITY,
+        reachedLive: false,
+        channel: ch2.handle,
+        cell: new SharedArrayBuffer(CELL_BYTES),
+        selection: { namespace: '', name: '', labelSelector: '', fieldSelector: '' },
+      },
+    ],
+  });
+  const order: string[] = [];
+  const open = host.open.bind(host);
+  host.open = (after: number) => {
+    order.push(`open after ${after}`);
+    return open(after);
+  };
+  const send = r.sent.push.bind(r.sent);
+  r.sent.push = (...m: WorkerToMain[]) => {
+    for (const x of m) if (x.op === 'pushed') order.push(`pushed ${x.ids.join(',')}`);
+    return send(...m);
+  };
+  await r.clock.advance(0);
+  await settleAll();
+  const firstOpen = order.findIndex((s) => s.startsWith('open'));
+  const secondOpen = order.findIndex((s, i) => i > firstOpen && s.startsWith('open'));
+  assert.ok(secondOpen > firstOpen, `two cohorts: ${order.join(' | ')}`);
+  const between = order.slice(firstOpen + 1, secondOpen);
+  assert.ok(
+    between.some((s) => s.startsWith('pushed')),
+    `the first cohort's consumer is woken before the second cohort scans: ${order.join(' | ')}`,
+  );
+  r.endpoint.handle({ op: 'stop' });
+  await settleAll();
+  await r.clock.advance(2000);
+});
