@@ -273,7 +273,11 @@ export class WatchCache {
     // The mode's mirror (beta: the shared ring), before the event is applied and dispatched.
     const frame = this.strategy.watchers.mirror(
       wce,
-      prev === undefined ? undefined : (encode) => this.state.frameOf(wce.namespace, wce.name, encode),
+      // The previous object's frame: the state's (made once), or, for a previous object only the store
+      // event carried, its own, so the worker classifies against the same previous object as the live path.
+      prev === undefined
+        ? undefined
+        : (encode) => this.state.frameOf(wce.namespace, wce.name, encode) ?? (wce.prevObject && encode(wce.prevObject)),
     );
     const t2 = timed ? performance.now() : 0;
     this.state.apply(wce, frame); // step 4
