@@ -106,7 +106,15 @@ for (const [how, labelSelector] of [
       const [nodeA, nodeB] = collidingNodes();
       assert.equal(hash32(nodeA), hash32(nodeB));
       const store = new MemoryStore();
-      const cache = new WatchCache({ store, mode: 'beta', indexers: { 'spec.nodeName': byNode.node } });
+      // Hand-off distance 0: the worker hands the watcher back only once it has served every event, so it
+      // is the worker that pushes all five (with the default 16 it may hand back after any pass: all of
+      // this history is within 16 events, and the main thread would deliver the rest).
+      const cache = new WatchCache({
+        store,
+        mode: 'beta',
+        indexers: { 'spec.nodeName': byNode.node },
+        pass: { handOffDistance: 0 },
+      });
       await cache.start();
       t.after(() => cache.stop());
       await store.create({ metadata: { namespace: 'ns', name: 'first' }, spec: { nodeName: 'x' } });
