@@ -212,7 +212,7 @@ export class BetaSync implements HandBackContext {
       slot,
       buffer: this.slabs.bufferOf(slot),
     });
-    channel.onRoomForWorker = () => this.control.signalRoom(channel.spsc);
+    channel.onRoomForWorker = () => this.control.signalRoom(channel);
     return channel;
   }
 
@@ -236,7 +236,7 @@ export class BetaSync implements HandBackContext {
     const slot = channel.slot;
     if (slot === undefined || this.releasing.has(channel)) return;
     this.releasing.add(channel); // once: onEnded may be called again for a stopped watcher
-    if (channel.spsc.writerOwner === WriterOwner.MAIN) {
+    if (channel.writerOwner === WriterOwner.MAIN) {
       channel.detach();
       this.slabs.release(slot);
     } else this.quarantine.push({ slot, channel });
@@ -248,7 +248,7 @@ export class BetaSync implements HandBackContext {
     if (this.quarantine.length === 0) return;
     const still: typeof this.quarantine = [];
     for (const q of this.quarantine) {
-      if (q.channel.spsc.writerOwner === WriterOwner.MAIN) {
+      if (q.channel.writerOwner === WriterOwner.MAIN) {
         q.channel.detach();
         this.slabs.release(q.slot);
       } else still.push(q);

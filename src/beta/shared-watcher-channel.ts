@@ -137,11 +137,6 @@ export class SharedWatcherChannel extends SpscChannel implements WatcherChannel 
     return this.writerOwner === WriterOwner.MAIN;
   }
 
-  /** The channel itself (callers that want the SPSC side by name). */
-  get spsc(): SpscChannel {
-    return this;
-  }
-
   push(event: WatchEvent): boolean {
     // The live push of a synced watcher consumed here (issue 13, deliverable 2): owner-local, no Atomics.
     // `local` (the channel's own mode flag) is only ever set through the owner-local calls below, which this

@@ -349,16 +349,16 @@ export class SyncWorkerLink {
 export function recoverPosition(w: Watcher, history: EventHistory): void {
   const channel = w.queue as SharedWatcherChannel;
   w.cursor.raiseTo(w.receivedRV);
-  const ref = channel.spsc.lastPushedRef();
+  const ref = channel.lastPushedRef();
   if (
     ref >= 0 &&
-    channel.spsc.lastPushedVariant !== Variant.BOOKMARK &&
+    channel.lastPushedVariant !== Variant.BOOKMARK &&
     ref >= history.startIndex &&
     ref < history.endIndex
   ) {
     w.cursor.raiseTo(history.at(ref).rv); // pushed, but the dead worker may not have recorded it
   }
-  channel.spsc.handOff(WriterOwner.SYNC_WORKER, WriterOwner.MAIN); // the dead worker's role
+  channel.handOff(WriterOwner.SYNC_WORKER, WriterOwner.MAIN); // the dead worker's role
 }
 
 /**
@@ -376,5 +376,5 @@ function introduction(watcher: Watcher): Pick<AdoptRequest, 'channel' | 'selecti
     fieldSelector: s.fields.toString(),
   };
   if (channel.slot !== undefined) return { slot: { slab: channel.slot.slab, offset: channel.slot.offset }, selection };
-  return { channel: channel.spsc.handle, selection, cell: channel.positionCell.buffer as SharedArrayBuffer };
+  return { channel: channel.handle, selection, cell: channel.positionCell.buffer as SharedArrayBuffer };
 }

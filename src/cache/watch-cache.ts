@@ -394,7 +394,7 @@ export class WatchCache {
     return {
       kind: 'watchcache.watch-port',
       version: 1,
-      channel: channel.spsc.handle,
+      channel: channel.handle,
       ring,
       state,
       cursor: w.cursor.cell,
