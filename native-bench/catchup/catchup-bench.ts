@@ -22,6 +22,7 @@ import { selfCpuMs } from '../lib/memory.js';
 import { modeLabel } from '../lib/modes.js';
 import { makePod, podBytes } from '../lib/pod.js';
 import type { CatchupRow } from '../lib/types.js';
+import type { BenchPlan } from '../bench-args.js';
 import { CatchupClient } from './catchup-client.js';
 import { measurePushBound } from './push-bound.js';
 
@@ -152,16 +153,8 @@ export async function runCatchupOnce(c: CatchupConfig): Promise<CatchupRow> {
   };
 }
 
-export interface CatchupSweepOptions {
-  modes: Mode[];
-  watchers: number[];
-  historyEvents: number;
-  rate: number;
-  baselineS: number;
-  maxS: number;
-  channelCapacity: number;
-  log?: (line: string) => void;
-}
+/** The bench plan's catch-up part, plus where progress lines go. */
+type CatchupSweepOptions = BenchPlan['catchup'] & { log?: (line: string) => void };
 
 /** Every (W, mode), each in its own child process. Off mode is not run: it has no catch-up path. */
 export async function runCatchupSweep(o: CatchupSweepOptions): Promise<CatchupRow[]> {
