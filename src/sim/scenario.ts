@@ -12,7 +12,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { MODES, type Mode } from '../cache/cache-options.js';
-import type { PassOptions } from '../sync/pass-options.js';
+import { NUMERIC_PASS_OPTIONS, type PassOptions } from '../sync/pass-options.js';
 import { Checker, join } from './check.js';
 import { checkDist, type DistSpec } from './distribution.js';
 
@@ -167,19 +167,7 @@ export class ScenarioError extends Error {
   }
 }
 
-const PASS_KEYS = [
-  'candidateOrder',
-  'maxWatchers',
-  'scanBudget',
-  'pushBudget',
-  'intervalOpenCost',
-  'normalPeriodMs',
-  'idlePeriodMs',
-  'busyMinMs',
-  'busyMaxMs',
-  'busyShare',
-  'handOffDistance',
-] as const;
+const PASS_KEYS = ['candidateOrder', ...NUMERIC_PASS_OPTIONS] as const;
 
 /** Read and validate a scenario file. */
 export async function loadScenario(file: string): Promise<Scenario> {

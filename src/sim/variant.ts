@@ -5,30 +5,16 @@
  * syntax that expands into them.
  */
 import { MODES, type Mode } from '../cache/cache-options.js';
-import type { CandidateOrder, PassOptions } from '../sync/pass-options.js';
+import { NUMERIC_PASS_OPTIONS, type CandidateOrder } from '../sync/pass-options.js';
 import type { Variant } from './result.js';
 
-type NumericPass = Exclude<keyof PassOptions, 'candidateOrder'>;
-
-const PASS_NUMERIC: readonly NumericPass[] = [
-  'maxWatchers',
-  'scanBudget',
-  'pushBudget',
-  'intervalOpenCost',
-  'normalPeriodMs',
-  'idlePeriodMs',
-  'busyMinMs',
-  'busyMaxMs',
-  'busyShare',
-  'handOffDistance',
-];
 const ORDERS: readonly CandidateOrder[] = ['kep', 'fifo', 'position'];
 
 /** Every parameter a sweep can vary. `budget` sets scanBudget and pushBudget together. */
 const SWEEP_PARAMS: readonly string[] = [
   'mode',
   'candidateOrder',
-  ...PASS_NUMERIC,
+  ...NUMERIC_PASS_OPTIONS,
   'budget',
   'channelCapacity',
   'historyUpperBound',
@@ -105,7 +91,7 @@ function withValue(base: Variant, param: string, value: string | number): Varian
   else if (param === 'budget') {
     v.pass!.scanBudget = value as number;
     v.pass!.pushBudget = value as number;
-  } else if ((PASS_NUMERIC as readonly string[]).includes(param))
+  } else if ((NUMERIC_PASS_OPTIONS as readonly string[]).includes(param))
     (v.pass as Record<string, number>)[param] = value as number;
   else if (param === 'channelCapacity') v.channelCapacity = value as number;
   else if (param === 'historyUpperBound') v.historyUpperBound = value as number;

@@ -31,6 +31,20 @@ export interface PassOptions {
   handOffDistance: number;
 }
 
+/** The numeric pass options' names (every option but `candidateOrder`), for scenario files and sweeps. */
+export const NUMERIC_PASS_OPTIONS = [
+  'maxWatchers',
+  'scanBudget',
+  'pushBudget',
+  'intervalOpenCost',
+  'normalPeriodMs',
+  'idlePeriodMs',
+  'busyMinMs',
+  'busyMaxMs',
+  'busyShare',
+  'handOffDistance',
+] as const satisfies readonly Exclude<keyof PassOptions, 'candidateOrder'>[];
+
 export const DEFAULT_PASS_OPTIONS: Readonly<PassOptions> = Object.freeze({
   candidateOrder: 'kep',
   maxWatchers: 512,

@@ -5,11 +5,17 @@
  * order, also after stalling (the sync worker catches it up); its stop()
  * reaches the server; a 410 reaches it as an ERROR event.
  */
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { Worker } from 'node:worker_threads';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { MemoryStore, WatchCache, BadRequestError, type WatchPortHandle } from '../../src/index.js';
+import {
+  MemoryStore,
+  WatchCache,
+  BadRequestError,
+  type WatchCacheOptions,
+  type WatchPortHandle,
+} from '../../src/index.js';
 import { SyncCursor } from '../../src/sync/sync-cursor.js';
 
 function consumeRemotely(
@@ -31,14 +37,23 @@ function consumeRemotely(
   });
 }
 
+/** A started beta cache on a fresh memory store, stopped when the test ends. */
+async function betaCache(
+  t: TestContext,
+  options: Partial<WatchCacheOptions> = {},
+): Promise<{ store: MemoryStore; cache: WatchCache }> {
+  const store = new MemoryStore();
+  const cache = new WatchCache({ ...options, store, mode: 'beta' });
+  await cache.start();
+  t.after(() => cache.stop());
+  return { store, cache };
+}
+
 test(
   'watchPort/openWatch: initial state, then live events once and in order across a stall',
   { timeout: 60_000 },
   async (t) => {
-    const store = new MemoryStore();
-    const cache = new WatchCache({ store, mode: 'beta' });
-    await cache.start();
-    t.after(() => cache.stop());
+    const { store, cache } = await betaCache(t);
     for (let i = 0; i < 3; i++) await store.create({ metadata: { namespace: 'ns', name: `a${i}` } });
     while (cache.resourceVersion < 3) await sleep(1);
     const handle = cache.watchPort({ resourceVersion: '0', channelCapacity: 4 });
@@ -68,10 +83,7 @@ test(
   'watchPort: the remote stop() unregisters the watch; malformed uses are refused',
   { timeout: 60_000 },
   async (t) => {
-    const store = new MemoryStore();
-    const cache = new WatchCache({ store, mode: 'beta' });
-    await cache.start();
-    t.after(() => cache.stop());
+    const { store, cache } = await betaCache(t);
     const handle = cache.watchPort({ resourceVersion: String(cache.resourceVersion) });
     assert.equal(cache.watcherCount, 1);
     const result = consumeRemotely(handle, { want: 100, stopAfter: 2 });
@@ -95,10 +107,7 @@ test(
   'watchPort: a start RV older than the history reaches the other thread as one ERROR 410',
   { timeout: 60_000 },
   async (t) => {
-    const store = new MemoryStore();
-    const cache = new WatchCache({ store, mode: 'beta', history: { lowerBound: 8, upperBound: 8 } });
-    await cache.start();
-    t.after(() => cache.stop());
+    const { store, cache } = await betaCache(t, { history: { lowerBound: 8, upperBound: 8 } });
     for (let i = 0; i < 30; i++) await store.create({ metadata: { namespace: 'ns', name: `p${i}` } });
     while (cache.resourceVersion < 30) await sleep(1);
     const got = await consumeRemotely(cache.watchPort({ resourceVersion: '2' }), { want: 100 });
@@ -110,10 +119,7 @@ test(
   'openWatch: a consumer in another thread sets the drained flag in the shared cursor cell, as an in-thread one does',
   { timeout: 60_000 },
   async (t) => {
-    const store = new MemoryStore();
-    const cache = new WatchCache({ store, mode: 'beta' });
-    await cache.start();
-    t.after(() => cache.stop());
+    const { store, cache } = await betaCache(t);
     const handle = cache.watchPort({ resourceVersion: String(cache.resourceVersion) });
     const cursor = new SyncCursor(handle.cursor); // the same shared cell the sync worker reads
     assert.equal(cursor.drainedSinceService, false);
