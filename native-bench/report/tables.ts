@@ -4,7 +4,7 @@
  * floor, peers, and engine-vs-floor ratios.
  */
 import { fmt, printTable, renderTable, type Cell } from '../lib/table.js';
-import { VERDICT_HEADERS, verdictCells, verdicts } from './verdict.js';
+import { deliveriesToResyncAll, VERDICT_HEADERS, verdictCells, verdicts } from './verdict.js';
 import type {
   BenchReport,
   CatchupRow,
@@ -132,6 +132,7 @@ const CATCHUP_HEADERS = [
   'timed out',
   'window s',
   'deliv/s',
+  'deliv/s to resync all in the bound',
   'pass pushes/s',
   'one-thread bound pushes/s',
   'pushes / bound',
@@ -153,6 +154,7 @@ function catchupCells(r: CatchupRow): Cell[] {
     r.timedOut ? `yes (${r.maxS} s)` : 'no',
     r.windowS,
     r.deliveriesPerS,
+    deliveriesToResyncAll(r),
     r.workerPushesPerS,
     r.pushBoundPerS,
     r.workerShareOfBound,

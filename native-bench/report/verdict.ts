@@ -120,6 +120,16 @@ function kepVerdicts(rows: KepRow[], out: Verdict[]): void {
   }
 }
 
+/**
+ * Deliveries per second the catch-up watchers need to all resync within the
+ * bound: each must read its backlog plus everything the writer adds
+ * meanwhile, W·(H + R·S)/S (W = 1,000, H = 50,000, R = 1,000/s, S = 30 s:
+ * 2.67M/s, against 1M/s only to keep pace with the writer).
+ */
+export function deliveriesToResyncAll(r: CatchupRow): number {
+  return (r.watchers * (r.historyEvents + r.rate * r.maxS)) / r.maxS;
+}
+
 function catchupVerdicts(rows: CatchupRow[], out: Verdict[]): void {
   const ws = [...new Set(rows.map((r) => r.watchers))].sort((a, b) => a - b);
   for (const w of ws) {
@@ -139,6 +149,29 @@ function catchupVerdicts(rows: CatchupRow[], out: Verdict[]): void {
         `${w.toLocaleString('en-US')} watcher${w === 1 ? '' : 's'}, ${rows[0]!.historyEvents.toLocaleString('en-US')} events behind`,
         figs,
         true,
+      ),
+    );
+    // The same work in every mode, so comparable when no mode resynced everyone within the bound.
+    const rate = MODES.flatMap((mode): Figure[] => {
+      const r = rows.find((x) => x.mode === mode && x.watchers === w);
+      return r === undefined
+        ? []
+        : [
+            {
+              key: mode,
+              mode,
+              value: r.deliveriesPerS,
+              text: `${fmt(r.deliveriesPerS)}/s (all in ${fmt(r.maxS)} s needs ${fmt(deliveriesToResyncAll(r))}/s)`,
+              eligible: true,
+            },
+          ];
+    });
+    out.push(
+      judge(
+        '3. catch-up: events delivered to the catch-up watchers',
+        `${w.toLocaleString('en-US')} watcher${w === 1 ? '' : 's'}, per second`,
+        rate,
+        false,
       ),
     );
     const lat = MODES.flatMap((mode): Figure[] => {

@@ -212,7 +212,7 @@ export class BetaSync implements HandBackContext {
       slot,
       buffer: this.slabs.bufferOf(slot),
     });
-    channel.onRoomForWorker = () => this.control.signalRoom(channel);
+    channel.onRoomForWorker = (free) => this.control.signalRoom(free, capacity);
     return channel;
   }
 

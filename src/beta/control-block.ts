@@ -14,9 +14,8 @@
  * The room pair lets the worker sleep while nothing it owns can move until a
  * consumer reads (issue 13, deliverables 4 and 6): it parks only then, and a
  * consumer that takes an event out of a worker-owned channel wakes it once
- * that channel has room worth a pass (at least half of it free: a refill is
- * then half a channel or more, not one slot per wake-up). While the worker
- * is not parked a pop costs one Atomics.load and no notify.
+ * that channel has room worth a pass (a quarter of it free: roomWorthAPass).
+ * While the worker is not parked a pop costs one Atomics.load and no notify.
  */
 const SEQ = 0;
 const ROOM_EPOCH = 6;
@@ -24,18 +23,16 @@ const ROOM_WAITING = 7;
 const BYTES = 32;
 
 /**
- * Room worth a pass in a channel of `capacity` with `free` slots: at least
- * half of it. The worker parks only while no member has that much, and a
- * consumer wakes it only once its channel has.
+ * Room worth a pass in a channel of `capacity` with `free` slots: a quarter
+ * of it (the low-water mark). The worker parks only while no member has that
+ * much, and a consumer wakes it only once its channel has. A quarter, not
+ * half: the refill must land before the consumer drains what is left, or it
+ * waits on an empty channel for a cross-thread round trip (issue 13,
+ * deliverable 4: at half, one catch-up watcher waited 70-80 times over
+ * 50,000 events). Still several slots per wake-up, not one per pop.
  */
 export function roomWorthAPass(free: number, capacity: number): boolean {
-  return free * 2 >= capacity;
-}
-
-/** A channel as the room signal reads it (an SpscChannel). */
-interface ChannelFill {
-  readonly free: number;
-  readonly capacity: number;
+  return free * 4 >= capacity;
 }
 
 export interface ControlSnapshot {
@@ -55,16 +52,16 @@ export class ControlBlock {
   }
 
   /**
-   * Consumer side (any thread), after a pop from `channel` while the worker
-   * owns it: wake the worker if it waits for room and the channel now has
-   * room worth a pass.
+   * Consumer side (any thread), after a pop that left `free` of `capacity`
+   * slots free in a channel the worker owns: wake the worker if it waits for
+   * room and that is room worth a pass.
    */
-  signalRoom(channel: ChannelFill): void {
+  signalRoom(free: number, capacity: number): void {
     const i = this.i32;
     // Dekker pair with armRoomWait (both Atomics): the worker re-checks its channels after setting WAITING
     // (with the same roomWorthAPass rule), the consumer checks WAITING after its pop's HEAD store.
     if (Atomics.load(i, ROOM_WAITING) === 0) return;
-    if (!roomWorthAPass(channel.free, channel.capacity)) return;
+    if (!roomWorthAPass(free, capacity)) return;
     Atomics.store(i, ROOM_WAITING, 0);
     Atomics.add(i, ROOM_EPOCH, 1);
     Atomics.notify(i, ROOM_EPOCH);

@@ -43,8 +43,11 @@ export class SharedWatcherChannel extends SpscChannel implements WatcherChannel 
   private liveLocal: boolean;
   /** Consumed in another thread (cache.watchPort): the state cells it shares; undefined when consumed here. */
   readonly remoteState: SharedArrayBuffer | undefined;
-  /** Called after a pop while the sync worker owns the writer side: room for it (ControlBlock.signalRoom). */
-  onRoomForWorker: (() => void) | undefined;
+  /**
+   * Called after a pop while the sync worker owns the writer side, with the
+   * slots that pop left free: room for it (ControlBlock.signalRoom).
+   */
+  onRoomForWorker: ((free: number) => void) | undefined;
   /** Called (once) when a remote consumer has stopped: the server side unregisters the watch. */
   onRemoteCancel: (() => void) | undefined;
   /** The watcher's position while the worker serves it (written by the worker; survives a worker crash). */
@@ -92,7 +95,22 @@ export class SharedWatcherChannel extends SpscChannel implements WatcherChannel 
   handToWorker(): boolean {
     this.mainOwns = false;
     this.liveLocal = false;
+    // The consumer may be parked already (it waited while this thread owned the channel, which announces
+    // nothing): count it as waiting, so the worker's first push tells it (announceWait). At worst one
+    // notice too many per stall.
+    if (!this.detached) this.announceWait();
     return this.handOff(WriterOwner.MAIN, WriterOwner.SYNC_WORKER);
+  }
+
+  /**
+   * The consumer found the channel empty and waits (Watcher.next). While the
+   * worker owns the writer side it announces that in the channel, so the
+   * worker tells the main thread to wake this consumer only when it pushed
+   * to a waiting one (issue 13, deliverable 4). True: the data came meanwhile, read again.
+   */
+  consumerWaits(): boolean {
+    if (this.mainOwns || this.detached) return false; // this thread's own push wakes it (Watcher.push)
+    return !this.announceWait();
   }
 
   /** The region is about to go back to the pool: this object never touches it again. */
@@ -131,6 +149,14 @@ export class SharedWatcherChannel extends SpscChannel implements WatcherChannel 
   }
   get full(): boolean {
     return !this.detached && super.size === this.capacity;
+  }
+  /** The channel was full right before the last shift() that returned an event (SpscChannel.poppedFromFull). */
+  get shiftedFromFull(): boolean {
+    return this.poppedFromFull;
+  }
+  /** Events left right after the last shift() that returned one (SpscChannel.leftAfterPop). */
+  get leftAfterShift(): number {
+    return this.leftAfterPop;
   }
   /** The main thread may push only while it owns the channel. */
   get ownedByMain(): boolean {
@@ -176,7 +202,7 @@ export class SharedWatcherChannel extends SpscChannel implements WatcherChannel 
     const ref = local ? this.popLocal() : this.pop();
     if (ref === POP_EMPTY || ref === POP_CLOSED) return undefined;
     // Room in a channel the worker feeds: it may be parked because every channel was full.
-    if (!local && !this.mainOwns) this.onRoomForWorker?.();
+    if (!local && !this.mainOwns) this.onRoomForWorker?.(this.capacity - this.leftAfterPop);
     const variant = this.lastVariant;
     if (variant === Variant.BOOKMARK) return this.bookmarks.shift();
     const h = this.history;

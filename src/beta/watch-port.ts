@@ -92,8 +92,8 @@ export class RemoteWatch implements AsyncIterableIterator<WatchEventLike> {
       const variant = this.channel.lastVariant;
       // Room in a channel the worker feeds: it may be parked because every channel it owns was full.
       if (this.room !== undefined && this.channel.writerOwner === WriterOwner.SYNC_WORKER)
-        this.room.signalRoom(this.channel);
-      if (this.channel.size === 0) this.cursor.drained(); // candidate order key 2, seen by the sync worker
+        this.room.signalRoom(this.channel.capacity - this.channel.leftAfterPop, this.channel.capacity);
+      if (this.channel.leftAfterPop === 0) this.cursor.drained(); // candidate order key 2, seen by the sync worker
       if (variant === Variant.BOOKMARK) return { done: false, value: this.bookmark(ref) };
       const ev = this.decode(ref, variant);
       // The reference left the ring: an honest 410, never wrong data.

@@ -207,6 +207,12 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
   private scannedCount = 0;
   private decodes = 0;
 
+  /**
+   * Retry rounds per pass (SyncPass): none in the worker thread, which a consumer's room signal wakes
+   * (the rounds would run before any consumer on the main thread could read); the KEP's two in-process.
+   */
+  readonly retryRounds: number;
+
   /** Called after a pass that found every member's channel full and served nobody (the thread may park for room). */
   onAllFull: (() => void) | undefined;
 
@@ -225,6 +231,7 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
     clock: Clock = realClock,
     roomSignal = false,
   ) {
+    this.retryRounds = roomSignal ? 0 : 2;
     this.reader = new HistoryRingReader(ring);
     this.control = new ControlBlock(control);
     this.options = options;
@@ -366,10 +373,7 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
       // Invariant 4 (selection): with no scope and no selectors, classify() depends only on the type
       // and on whether a previous object exists, both in the slot: no payload decode for this member.
       // (An event overwritten meanwhile reaches the consumer as OVERWRITTEN: its 410, never wrong data.)
-      if (!m.channel.tryPush(ref.index, ref.everythingVariant)) return Offer.Full;
-      this.pushedTo.add(m.id);
-      this.pushes++;
-      return Offer.Pushed;
+      return this.push(m, ref.index, ref.everythingVariant);
     }
     if (!m.mightSelect(ref)) return Offer.NotSelected;
     // Invariant 4 (selection): a hash match is only a candidate; classify() decides exactly, on the
@@ -378,13 +382,27 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
     if (ev === undefined) return Offer.Full; // overwritten while scanning: owed; expiry decides next pass
     const d = m.selection.classify(ev);
     if (d === Delivery.None) return Offer.NotSelected;
-    if (!m.channel.tryPush(ref.index, variantOf(d))) return Offer.Full;
-    this.pushedTo.add(m.id);
+    return this.push(m, ref.index, variantOf(d));
+  }
+
+  /**
+   * Push one reference. The consumer is told (the `pushed` notice) only when
+   * it waits for data: it announced that in the channel (DATA_WAITING), and
+   * this push cleared it (a wake-up of the channel). A consumer that is still
+   * reading finds the events without a notice (issue 13, deliverable 4: no
+   * main-thread wake-up per fed watcher).
+   */
+  private push(m: WorkerMember, index: number, variant: Variant): Offer {
+    const channel = m.channel;
+    const wakes = channel.wakeups;
+    if (!channel.tryPush(index, variant)) return Offer.Full;
+    if (channel.wakeups !== wakes) this.pushedTo.add(m.id);
     this.pushes++;
     return Offer.Pushed;
   }
 
   expire(m: WorkerMember, oldest: number): void {
+    this.endedInPass = true;
     this.release(m);
     this.send({ op: 'expire', id: m.id, position: m.position, oldest });
   }
@@ -410,13 +428,14 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
   }
 
   /**
-   * Tell the main thread which members were pushed into since the last
-   * notice (it wakes their consumers), with the worker's totals. Without
-   * pushes only every STATS_EVERY_MS (the totals), so passes over full
-   * channels post nothing.
+   * Tell the main thread which waiting consumers were pushed to since the
+   * last notice (it wakes them), with the worker's totals. Without any only
+   * every STATS_EVERY_MS (the totals), or at once after a hand-back or
+   * expiry (`flush`: the totals are then complete when the watcher is back),
+   * so passes that fed only reading consumers, or none, post nothing.
    */
-  private notifyPushed(force = false): void {
-    if (this.pushedTo.size === 0 && !(force && this.clock.now() - this.statsAt >= STATS_EVERY_MS)) return;
+  private notifyPushed(force = false, flush = false): void {
+    if (this.pushedTo.size === 0 && !flush && !(force && this.clock.now() - this.statsAt >= STATS_EVERY_MS)) return;
     this.statsAt = this.clock.now();
     this.send({
       op: 'pushed',
@@ -528,7 +547,8 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
       if (remaining <= h && m.free > 0 && m.free >= Math.min(remaining, m.capacity)) this.handBack(m);
     }
     this.servedInPass.clear();
-    this.notifyPushed(true);
+    this.notifyPushed(true, this.endedInPass);
+    this.endedInPass = false;
     done(stats);
     if (this.scheduler.allFull) {
       let min = Infinity;
@@ -538,7 +558,11 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
     }
   }
 
+  /** A member was handed back or expired since the last pass ended (its totals go out at the pass end). */
+  private endedInPass = false;
+
   private handBack(m: WorkerMember): void {
+    this.endedInPass = true;
     this.release(m);
     this.send({ op: 'handback', id: m.id, position: m.position, passPushes: m.cursor.passPushes });
   }

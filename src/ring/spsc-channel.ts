@@ -170,6 +170,9 @@ export class SpscChannel {
   private readonly b: number;
   readonly handle: SpscChannelHandle;
   private popped: Variant = Variant.AS_IS;
+  /** What the last pop()/popLocal() that took a reference saw (see `poppedFromFull`, `leftAfterPop`). */
+  private poppedFull = false;
+  private popLeft = 0;
   private wakeCount = 0;
 
   /** Bytes one channel of `capacity` slots takes in a buffer (a multiple of 8). */
@@ -338,6 +341,11 @@ export class SpscChannel {
       tail = Atomics.load(h, this.b + H_TAIL);
       if (head === tail) return POP_CLOSED;
     }
+    // What the consumer asks around a pop, from this one TAIL read (no size/full reads: two Atomics loads each).
+    let used = tail - head;
+    if (used < 0) used += this.span;
+    this.poppedFull = used === this.capacity;
+    this.popLeft = used - 1;
     const slot = head < this.capacity ? head : head - this.capacity;
     const packed = this.refs[this.r + slot]!;
     const ref = Math.floor(packed * 0.25);
@@ -358,6 +366,10 @@ export class SpscChannel {
     if (!this.local) this.enterLocal();
     const head = this.localHead;
     if (head === this.localTail) return this.localClosed ? POP_CLOSED : POP_EMPTY;
+    let used = this.localTail - head;
+    if (used < 0) used += this.span;
+    this.poppedFull = used === this.capacity;
+    this.popLeft = used - 1;
     const slot = head < this.capacity ? head : head - this.capacity;
     const packed = this.refs[this.r + slot]!;
     const ref = Math.floor(packed * 0.25);
@@ -375,6 +387,36 @@ export class SpscChannel {
   /** Variant of the reference the last pop() returned. */
   get lastVariant(): Variant {
     return this.popped;
+  }
+
+  /**
+   * The channel was full right before the last pop() (or popLocal()) that
+   * returned a reference: read from the same TAIL load as the pop, so the
+   * consumer's "room again" check costs no Atomics of its own.
+   */
+  get poppedFromFull(): boolean {
+    return this.poppedFull;
+  }
+
+  /**
+   * References left right after the last pop() that returned one, by the
+   * TAIL it read (the producer may have pushed more since: a lower bound).
+   */
+  get leftAfterPop(): number {
+    return this.popLeft;
+  }
+
+  /**
+   * Consumer: announce that it waits for data without parking on DATA_EPOCH
+   * (a consumer woken some other way: the in-process Watcher, which the
+   * sync worker's `pushed` notice wakes). The producer's next tryPush sees
+   * DATA_WAITING, clears it and counts a wake-up (`wakeups`), so it knows to
+   * tell this consumer. False when there is data already (or it closed):
+   * then nothing was announced and the consumer should read again (Dekker
+   * pair with tryPush, as waitForData).
+   */
+  announceWait(): boolean {
+    return this.armDataWait() !== null;
   }
 
   /**

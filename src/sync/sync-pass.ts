@@ -93,6 +93,16 @@ export interface PassHost<E extends PassEvent, M extends PassMember> {
    * not after the whole pass and its retry rounds (beta's sync worker).
    */
   cohortEnded?(): void;
+  /**
+   * Optional: how many retry rounds re-offer owed events at the end of a
+   * pass (default 2, the KEP's). A host whose consumers run on another
+   * thread and that is woken when one makes room (beta's worker thread)
+   * sets 0: rounds run right after the pass and rarely find room there, and
+   * the scan ahead they need cost that worker up to two channels' worth of
+   * ring reads per pass for nothing. Owed members keep their position (the
+   * last accepted RV) and the next pass re-scans from there.
+   */
+  readonly retryRounds?: number;
 }
 
 export interface PassStats {
@@ -221,6 +231,7 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
     const ended = new Uint8Array(n); // offering ended for the current cohort
     const pushedInCohort = new Uint32Array(n);
     const owed: Owed<E>[] = [];
+    const rounds = host.retryRounds ?? 2;
     let scanBudget = o.scanBudget;
     let pushBudget = o.pushBudget;
     let lastCohortScanned = -1;
@@ -312,13 +323,14 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
           }
         }
         lastScanned = ev.rv;
-        // Nobody left to offer anything to and nobody left to join: scan on only as far as the two
-        // retry rounds could deliver (two channels' worth), not to the end of the budget.
+        // Nobody left to offer anything to and nobody left to join: scan on only as far as the
+        // retry rounds could deliver (a channel's worth each), not to the end of the budget.
         if (f >= followers.length && offering === 0) {
+          if (rounds === 0) break;
           if (aheadLimit < 0) {
             let maxCap = 0;
             for (const idx of members) maxCap = Math.max(maxCap, candidates[idx]!.capacity);
-            aheadLimit = 2 * maxCap;
+            aheadLimit = rounds * maxCap;
           }
           if (--aheadLimit <= 0) break;
         }
@@ -369,7 +381,10 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
         return m.free > 0 && m.accepting && m.cursor.unsynced;
       });
 
-    if (owed.length === 0) {
+    if (owed.length === 0 || rounds === 0) {
+      // Without retry rounds the owed stay owed: each keeps its last accepted RV (invariant 1), and
+      // the next pass offers the rest from there (nothing at or below it again: invariant 2).
+      stats.leftOwedWithRoom = owedWithRoom();
       report?.ended();
       done(stats);
       report?.stretchEnded();
@@ -428,7 +443,7 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
         done(stats);
       }
     };
-    later(() => round(2));
+    later(() => round(rounds));
     report?.stretchEnded();
   }
 }

@@ -11,6 +11,10 @@ export class EventQueue {
   private readonly slots: (WatchEvent | undefined)[];
   private head = 0; // next to read
   private count = 0;
+  /** The queue was full right before the last shift() that returned an event. */
+  shiftedFromFull = false;
+  /** Events left right after the last shift() that returned one. */
+  leftAfterShift = 0;
 
   constructor(capacity: number) {
     if (!Number.isInteger(capacity) || capacity < 1)
@@ -44,7 +48,9 @@ export class EventQueue {
     const ev = this.slots[this.head];
     this.slots[this.head] = undefined;
     this.head = this.head + 1 === this.capacity ? 0 : this.head + 1;
+    this.shiftedFromFull = this.count === this.capacity;
     this.count--;
+    this.leftAfterShift = this.count;
     return ev;
   }
 

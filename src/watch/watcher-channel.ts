@@ -21,6 +21,19 @@ export interface WatcherChannel {
   push(event: WatchEvent): boolean;
   /** The oldest event, undefined when empty, OVERWRITTEN when it can no longer be read. */
   shift(): WatchEvent | undefined | typeof OVERWRITTEN;
+  /**
+   * Around the last shift() that returned an event: the channel was full
+   * right before it, and what it left. Read with the shift itself, so the
+   * consumer asks no size of its own (beta: no Atomics loads of its own).
+   */
+  readonly shiftedFromFull: boolean;
+  readonly leftAfterShift: number;
+  /**
+   * Optional: the consumer found the channel empty and waits for a push from
+   * another thread (beta's sync worker), which then tells it. True when data
+   * came meanwhile: read again.
+   */
+  consumerWaits?(): boolean;
   /** Drop everything queued. */
   clear(): void;
   /** The consumer is gone for good (lets another writer thread stop). */

@@ -213,9 +213,12 @@ export class Watcher implements AsyncIterableIterator<WatchEvent> {
     if (r !== undefined) return Promise.resolve(r);
     if (this.waiter !== undefined)
       return Promise.reject(new Error('watch: next() called again before the previous call resolved'));
-    return new Promise((resolve) => {
+    const waiting = new Promise<IteratorResult<WatchEvent>>((resolve) => {
       this.waiter = resolve;
     });
+    // Another thread feeding the channel (beta's sync worker) tells only consumers that wait.
+    if (this.queue.consumerWaits?.() === true) this.wake(); // the data came meanwhile
+    return waiting;
   }
 
   /** Leaving a for-await loop (or calling return) stops the watch cleanly. */
@@ -248,7 +251,6 @@ export class Watcher implements AsyncIterableIterator<WatchEvent> {
       // After its initial events the client stands at the start position.
       if (this.startPosition > this.receivedRV) this.receivedRV = this.startPosition;
     }
-    const wasFull = this.queue.full;
     const ev = this.discardChannel ? undefined : this.queue.shift();
     if (ev === OVERWRITTEN) {
       this.owner.channelOverwritten(this);
@@ -257,8 +259,9 @@ export class Watcher implements AsyncIterableIterator<WatchEvent> {
     if (ev !== undefined) {
       this.reachedLive = true;
       this.receivedRV = ev.rv;
-      if (this.queue.size === 0) this.cursor.drained(); // candidate order key 2 (also seen by beta's worker)
-      if (wasFull) queueMicrotask(() => this.phase === 'active' && this.owner.watcherHasRoom(this));
+      // What the shift saw (no size reads of its own: a shared channel would pay Atomics for each).
+      if (this.queue.leftAfterShift === 0) this.cursor.drained(); // candidate order key 2 (also seen by beta's worker)
+      if (this.queue.shiftedFromFull) queueMicrotask(() => this.phase === 'active' && this.owner.watcherHasRoom(this));
       return { done: false, value: ev };
     }
     if (this.phase === 'draining') {

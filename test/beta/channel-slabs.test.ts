@@ -111,22 +111,25 @@ test('beta: introductions and stalls carry no SharedArrayBuffer; each slab is se
   }
 });
 
-test('ControlBlock room signal: a pop wakes the worker only while it announced it waits, once the channel is half free', () => {
+test('ControlBlock room signal: a pop wakes the worker only while it announced it waits, once a quarter of the channel is free', () => {
   const c = new ControlBlock();
   const { array, index } = c.roomWord;
   const e0 = Atomics.load(array, index);
-  const half = { free: 50, capacity: 100 };
-  c.signalRoom(half);
+  c.signalRoom(25, 100);
   assert.equal(Atomics.load(array, index), e0, 'nobody waits: no wake-up, no epoch change');
   const epoch = c.armRoomWait();
   assert.equal(epoch, e0);
-  c.signalRoom({ free: 49, capacity: 100 });
-  assert.equal(Atomics.load(array, index), e0, 'less than half free: not worth a pass, the worker sleeps on');
-  c.signalRoom(half);
-  assert.equal(Atomics.load(array, index), e0 + 1, 'half free: the waiting worker is woken once');
-  c.signalRoom({ free: 100, capacity: 100 });
+  c.signalRoom(24, 100);
+  assert.equal(Atomics.load(array, index), e0, 'less than a quarter free: not worth a pass, the worker sleeps on');
+  c.signalRoom(25, 100);
+  assert.equal(
+    Atomics.load(array, index),
+    e0 + 1,
+    'a quarter free (the low-water mark): the waiting worker is woken once',
+  );
+  c.signalRoom(100, 100);
   assert.equal(Atomics.load(array, index), e0 + 1, 'and only once');
   c.armRoomWait();
-  c.signalRoom({ free: 1, capacity: 1 });
+  c.signalRoom(1, 1);
   assert.equal(Atomics.load(array, index), e0 + 2, 'a channel of one slot: its one free slot is worth a pass');
 });

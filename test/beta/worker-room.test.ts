@@ -5,8 +5,11 @@
  *  - a cohort's consumers are told right after its pushes;
  *  - once every member's channel is full the worker parks on the room signal
  *    and runs no pass while nobody reads, however long that lasts;
- *  - a pop that leaves less than half a channel free does not wake it; one
- *    that leaves half does, and the next pass refills the channel in order.
+ *  - a pop that leaves less than a quarter of a channel free does not wake
+ *    it; one that leaves a quarter (the low-water mark) does, and the next
+ *    pass refills the channel in order;
+ *  - the main thread is told of a push only for a consumer that announced it
+ *    waits (SpscChannel.announceWait), not for one that is still reading.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -44,6 +47,7 @@ function rig() {
   const serving = endpoint.serveRoom();
   // One watcher that selects everything, from before the first event, its channel handed to the worker.
   const channel = SpscChannel.create(CAPACITY, WriterOwner.SYNC_WORKER);
+  assert.ok(channel.announceWait(), 'its consumer waits on the empty channel');
   const cell = new SharedArrayBuffer(CELL_BYTES);
   endpoint.handle({
     op: 'adopt',
@@ -61,7 +65,13 @@ function rig() {
   });
   const waiting = (): boolean => Atomics.load(new Int32Array(control.buffer), 7) === 1;
   const passes = (): number => endpoint.host!.scheduler.passes;
-  return { clock, sent, endpoint, channel, control, waiting, passes, serving };
+  const signal = (): void => control.signalRoom(channel.free, channel.capacity);
+  return { clock, sent, endpoint, channel, control, waiting, passes, serving, signal };
+}
+
+/** The ids of every `pushed` notice in `sent` from index `from` on. */
+function toldIds(sent: WorkerToMain[], from = 0): number[] {
+  return sent.slice(from).flatMap((m) => (m.op === 'pushed' ? m.ids : []));
 }
 
 /** Let the room loop's promise continuations and Atomics.waitAsync resolutions run. */
@@ -69,7 +79,7 @@ async function settleAll(): Promise<void> {
   for (let i = 0; i < 5; i++) await settle();
 }
 
-test('worker: a full channel parks it on the room signal (no pass while nobody reads); half a channel of room wakes it', async () => {
+test('worker: a full channel parks it on the room signal (no pass while nobody reads); a quarter of a channel of room wakes it', async () => {
   const r = rig();
   await r.clock.advance(0);
   await settleAll();
@@ -86,28 +96,33 @@ test('worker: a full channel parks it on the room signal (no pass while nobody r
   assert.equal(r.passes(), before, 'no pass over channels that are all full');
   assert.ok(r.waiting());
 
-  // One pop: less than half the channel free, not worth a pass.
+  // One pop: less than a quarter of the channel free, not worth a pass.
   const got: number[] = [r.channel.pop()];
-  r.control.signalRoom(r.channel);
+  assert.ok(r.channel.poppedFromFull, 'the pop saw the channel full');
+  assert.equal(r.channel.leftAfterPop, CAPACITY - 1);
+  r.signal();
   await settleAll();
   await r.clock.advance(10);
   assert.equal(r.passes(), before);
   assert.ok(r.waiting(), 'still parked');
 
-  // Half the channel free: the worker wakes and the next pass refills it.
-  while (r.channel.free * 2 < CAPACITY) got.push(r.channel.pop());
-  r.control.signalRoom(r.channel);
+  // A quarter of the channel free (the low-water mark): the worker wakes and the next pass refills it.
+  while (r.channel.free * 4 < CAPACITY) got.push(r.channel.pop());
+  assert.ok(r.channel.size > CAPACITY / 2, 'woken while most of the channel is still to read');
+  const sentBefore = r.sent.length;
+  r.signal();
   assert.ok(!r.waiting(), 'the signal cleared the wait');
   await settleAll();
   await r.clock.advance(1);
   await settleAll();
   assert.equal(r.passes(), before + 1, 'one pass after the room signal');
   assert.equal(r.channel.size, CAPACITY, 'refilled');
+  assert.deepEqual(toldIds(r.sent, sentBefore), [], 'a consumer still reading is not told of the refill');
 
   // Drain everything the worker pushes, waking it each time: every event once, in order.
   for (let guard = 0; guard < 100 && got.length < EVENTS; guard++) {
     for (let ref = r.channel.pop(); ref >= 0; ref = r.channel.pop()) got.push(ref);
-    r.control.signalRoom(r.channel);
+    r.signal();
     await settleAll();
     await r.clock.advance(1);
     await settleAll();
@@ -130,6 +145,7 @@ test('worker: with several cohorts, each cohort is reported pushed before the ne
   // first, below that lead, cannot join its cohort: it leads the second.
   r.channel.tryPush(0);
   r.channel.tryPush(1);
+  assert.ok(!r.channel.announceWait(), 'data there: nothing announced');
   r.endpoint.handle({ op: 'forget', id: 1 });
   r.channel.handOff(WriterOwner.MAIN, WriterOwner.SYNC_WORKER);
   r.endpoint.handle({
@@ -147,6 +163,7 @@ test('worker: with several cohorts, each cohort is reported pushed before the ne
     ],
   });
   const ch2 = SpscChannel.create(CAPACITY, WriterOwner.SYNC_WORKER);
+  assert.ok(ch2.announceWait(), 'the second consumer waits on its empty channel');
   r.endpoint.handle({
     op: 'adopt',
     watchers: [

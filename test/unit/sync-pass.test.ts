@@ -410,6 +410,41 @@ describe('steps 4-6: pushes, owed events, position, resync', () => {
     assert.equal(done[0]!.resynced, 1);
   });
 
+  test('a host with retryRounds 0 (the worker thread): no rounds, no scan ahead; the owed keep their position', () => {
+    const host = new FHost(events(1, 100));
+    Object.assign(host, { retryRounds: 0 });
+    const a = new FMember('a', 0, 3);
+    const done = run(mkPass(host), [a]);
+    assert.equal(done.length, 1, 'done at once: nothing deferred');
+    assert.equal(host.deferred.length, 0);
+    assert.deepEqual(a.got, [1, 2, 3]);
+    assert.equal(a.position, 3, 'invariant 1: the last accepted RV');
+    assert.equal(done[0]!.scanned, 4, 'the scan stops at the event it could not take, not two channels further');
+    assert.equal(done[0]!.leftOwedFull, true, 'owed with a full channel: the worker waits for room');
+    assert.equal(done[0]!.leftOwedWithRoom, false);
+    // The consumer read: the next pass offers the rest from the position (nothing twice: invariant 2).
+    a.queue = [];
+    const [next] = run(mkPass(host), [a]);
+    assert.deepEqual(a.got, [4, 5, 6]);
+    assert.equal(next!.scanned, 4);
+  });
+
+  test('retryRounds 0 with room left (a cohort capped at one channel): reported owed with room, so more passes come now', () => {
+    const host = new FHost(events(1, 100));
+    Object.assign(host, { retryRounds: 0 });
+    const a = new FMember('a', 0, 3);
+    const origOffer = host.offer.bind(host);
+    host.offer = (m, ev) => {
+      const r = origOffer(m, ev);
+      if (r === Offer.Pushed) m.queue.shift(); // its consumer reads as fast as the pass pushes
+      return r;
+    };
+    const [stats] = run(mkPass(host), [a]);
+    assert.deepEqual(host.offeredTo('a'), [1, 2, 3], 'one channel per member per cohort');
+    assert.equal(stats!.leftOwedWithRoom, true);
+    assert.equal(host.deferred.length, 0);
+  });
+
   test('a member whose channel is still full is skipped by the retry rounds', () => {
     const host = new FHost(events(1, 10));
     const a = new FMember('a', 0, 3);
