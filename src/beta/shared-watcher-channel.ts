@@ -40,7 +40,7 @@ export class SharedWatcherChannel extends SpscChannel implements WatcherChannel 
    * mainOwns, consumed here and not detached: push and shift take the
    * owner-local path (SpscChannel.pushLocal/popLocal) without further checks.
    */
-  private liveLocal: boolean;
+  private liveLocal = false;
   /** Consumed in another thread (cache.watchPort): the state cells it shares; undefined when consumed here. */
   readonly remoteState: SharedArrayBuffer | undefined;
   /**
@@ -85,6 +85,9 @@ export class SharedWatcherChannel extends SpscChannel implements WatcherChannel 
     this.history = history;
     this.remoteState = remoteState;
     this.liveLocal = remoteState === undefined;
+    // A new channel is this thread's (initRegion above): owner-local from its first push on, so that push
+    // takes the short path too (and the push site's feedback is the live push's, not pushOther's).
+    if (this.liveLocal) this.openLocal();
   }
 
   /**
@@ -117,7 +120,7 @@ export class SharedWatcherChannel extends SpscChannel implements WatcherChannel 
   detach(): void {
     this.detached = true;
     this.liveLocal = false;
-    if (this.local) this.leaveLocal();
+    this.leaveLocal();
     this.bookmarks.length = 0;
   }
 
@@ -164,10 +167,17 @@ export class SharedWatcherChannel extends SpscChannel implements WatcherChannel 
   }
 
   push(event: WatchEvent): boolean {
-    // The live push of a synced watcher consumed here (issue 13, deliverable 2): owner-local, no Atomics.
-    // `local` (the channel's own mode flag) is only ever set through the owner-local calls below, which this
-    // class makes only while liveLocal, and handOff/detach clear it: it stands for liveLocal on the hot path.
-    if (this.local && event.ref >= 0) return this.pushLocal(event.ref, variantOf(event.delivery));
+    // The live push of a synced watcher consumed here (issue 13, deliverable 2): owner-local, no Atomics,
+    // and small enough to inline into the dispatch loop with pushLocal (everything else is pushOther).
+    // `localOpen` (the channel's own mode) is only ever set through the owner-local calls this class makes
+    // while liveLocal, and handOff/detach clear it: on the hot path it stands for liveLocal.
+    const ref = event.ref;
+    if (ref >= 0 && this.localOpen) return this.pushLocal(ref, variantOf(event.delivery));
+    return this.pushOther(event);
+  }
+
+  /** push() off the hot path: the first push after the role came back, a bookmark, a remote consumer. */
+  private pushOther(event: WatchEvent): boolean {
     if (this.detached) return false;
     // Single writer: while the sync worker owns the channel the main thread never pushes. Only this
     // thread hands the role away, so while it has not, it owns it without asking (no Atomics load).

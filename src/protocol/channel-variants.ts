@@ -31,7 +31,10 @@ export type WriterOwner = (typeof WriterOwner)[keyof typeof WriterOwner];
 
 /** The variant of a history event delivered as `delivery` (Selection.classify; never Delivery.None). */
 export function variantOf(delivery: Delivery): Variant {
-  return delivery === Delivery.Added ? Variant.ADDED : delivery === Delivery.Deleted ? Variant.DELETED : Variant.AS_IS;
+  // Arithmetic, not a lookup of Variant's fields: it runs in every live push (shared-watcher-channel.ts).
+  // Variant = Delivery − 1 for the three deliveries (AsIs 1 → AS_IS 0, Added 2 → ADDED 1, Deleted 3 →
+  // DELETED 2); None (0, never a delivery) → AS_IS. test/ring/channel-variants.test.ts checks the table.
+  return (delivery > Delivery.AsIs ? delivery - 1 : 0) as Variant;
 }
 
 /** The delivery a history-event variant stands for (not BOOKMARK: that is no history event). */

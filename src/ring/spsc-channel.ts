@@ -54,7 +54,11 @@
  * writer role and is the only consumer (an in-process beta watcher while it
  * is synced), HEAD and TAIL are its own: it keeps them in fields of this
  * object and writes neither word, so a push touches no header word and no
- * Atomics (issue 13, deliverable 2). The shared words are stale meanwhile;
+ * Atomics (issue 13, deliverable 2). The fields are shaped for the push (a
+ * count and the tail's slot, as an in-process ring: one compare for "full",
+ * no position arithmetic) and the head's position for the pop; TAIL's
+ * position is head + count, derived when the positions are published. The
+ * shared words are stale meanwhile;
  * handOff() publishes the positions (Atomics stores) before its
  * compare-and-swap, so the next producer starts from them (so does any
  * Atomics-side call on this object: tryPush, pop, the waits), and the first
@@ -105,6 +109,14 @@ const H_CANCELLED = 11;
 
 const MAX_CAPACITY = 1 << 28;
 
+// Owner-local mode (module doc), a small integer so the hot path's test is one compare:
+/** The shared HEAD/TAIL/CLOSED words are the truth; the local fields are unused. */
+const LOCAL_OFF = 0;
+/** Owner-local and open: the local fields are the truth. */
+const LOCAL_OPEN = 1;
+/** Owner-local and closed (no more pushes; popLocal drains, then answers POP_CLOSED). */
+const LOCAL_CLOSED = 2;
+
 interface BufferViews {
   i32: Int32Array;
   f64: Float64Array;
@@ -126,14 +138,23 @@ function viewsOf(buffer: SharedArrayBuffer): BufferViews {
   return v;
 }
 
-/** Largest reference a slot holds exactly (4·ref + 3 stays a safe integer). */
-export const MAX_SLOT_REF = 2 ** 51 - 1;
+/**
+ * Largest reference a slot holds exactly (4·ref + 3 stays a safe integer).
+ * The push paths read this module-private binding, not the export: V8 folds
+ * a module's own initialized const into the code, but loads an exported
+ * binding and checks it for the hole at every push.
+ */
+const SLOT_REF_BOUND = 2 ** 51 - 1;
+export const MAX_SLOT_REF = SLOT_REF_BOUND;
 
-/** One slot word: the reference and its variant (0..3). */
-function packSlot(ref: number, variant: number): number {
-  if (!(ref >= 0 && ref <= MAX_SLOT_REF)) throw new RangeError(`spsc channel: reference ${ref} is not in [0, 2^51)`);
-  return ref * 4 + variant;
+/** A reference no slot holds exactly (see MAX_SLOT_REF): refused, nothing is pushed. */
+function refuseReference(ref: number): never {
+  throw new RangeError(`spsc channel: reference ${ref} is not in [0, 2^51)`);
 }
+
+/** Placeholder of the views' fields until the constructor sets them (see the fields' note). */
+const NO_WORDS = new Float64Array(0);
+const NO_HEADER = new Int32Array(0);
 
 function checkCapacity(capacity: number): void {
   if (!Number.isInteger(capacity) || capacity < 1 || capacity > MAX_CAPACITY) {
@@ -151,23 +172,33 @@ function foldOutcome(r: WaitOutcome): 'ok' | 'timed-out' {
  * pop/cancel/waitForData as consumer).
  */
 export class SpscChannel {
-  // Field order is layout: what pushLocal/popLocal read comes first, so it shares the object's first cache line.
-  /** Owner-local mode (see the module doc): HEAD, TAIL and CLOSED live in the three fields below. */
-  protected local = false;
-  private localClosed = false;
-  private localHead = 0;
-  private localTail = 0;
-  readonly capacity: number;
-  private readonly span: number;
+  // Field order is layout: what pushLocal reads comes first (six words after the object's three-word
+  // header), then what popLocal adds, so the live push reads the object's first cache line or two.
+  /**
+   * Owner-local mode (module doc): LOCAL_OFF, LOCAL_OPEN or LOCAL_CLOSED. While it is not LOCAL_OFF,
+   * HEAD, TAIL and CLOSED live in the fields below (a Smi: the hot path's test is one compare).
+   */
+  private local: number = LOCAL_OFF;
+  /** Owner-local: references queued (TAIL − HEAD). */
+  private localCount = 0;
+  /** Owner-local: the slot the next push writes (TAIL mod CAPACITY). */
+  private localTailSlot = 0;
+  // Every field has an initializer of the type the constructor stores (0, a typed array): an ES2022
+  // field without one is defined as undefined first, and V8 then keeps a general representation for it
+  // (a Smi check or a map check at every load on the push path) instead of a Smi or one known map.
+  readonly capacity: number = 0;
   // Views over the whole buffer, shared by every channel in it (one set per buffer: a slab of pooled
   // channels costs one set of typed-array objects, not three per channel), and this channel's bases.
   /** The slot words (4·ref + variant). */
-  private readonly refs: Float64Array;
+  private readonly refs: Float64Array = NO_WORDS;
   /** Float64 index of SLOT[0]. */
-  private readonly r: number;
-  private readonly h: Int32Array;
+  private readonly r: number = 0;
+  /** Owner-local: HEAD's position, in [0, 2·CAPACITY). */
+  private localHead = 0;
+  private readonly span: number = 0;
+  private readonly h: Int32Array = NO_HEADER;
   /** Int32 index of the header's word 0. */
-  private readonly b: number;
+  private readonly b: number = 0;
   readonly handle: SpscChannelHandle;
   private popped: Variant = Variant.AS_IS;
   /** What the last pop()/popLocal() that took a reference saw (see `poppedFromFull`, `leftAfterPop`). */
@@ -249,7 +280,7 @@ export class SpscChannel {
    * closed). Allocation-free. Only the current writer (see WRITER_OWNER) may call it.
    */
   tryPush(ref: number, variant: Variant = Variant.AS_IS): boolean {
-    if (this.local) this.leaveLocal();
+    this.leaveLocal();
     const h = this.h;
     // Own words (single writer; hand-off ordered by the WRITER_OWNER Atomics): plain reads.
     if (h[this.b + H_CLOSED] !== 0) return false;
@@ -258,7 +289,8 @@ export class SpscChannel {
     if (used < 0) used += this.span;
     if (used >= this.capacity) return false;
     const slot = tail < this.capacity ? tail : tail - this.capacity;
-    this.refs[this.r + slot] = packSlot(ref, variant);
+    if (!(ref >= 0 && ref <= SLOT_REF_BOUND)) return refuseReference(ref);
+    this.refs[this.r + slot] = ref * 4 + variant;
     // INVARIANT (publish ordering): the slot's plain stores precede this
     // Atomics.store; the consumer's Atomics.load of TAIL acquires them.
     Atomics.store(h, this.b + H_TAIL, tail + 1 === this.span ? 0 : tail + 1);
@@ -278,16 +310,40 @@ export class SpscChannel {
    * may call it again.
    */
   pushLocal(ref: number, variant: Variant): boolean {
-    if (!this.local) this.enterLocal();
-    if (this.localClosed) return false;
-    const tail = this.localTail;
-    let used = tail - this.localHead;
-    if (used < 0) used += this.span;
-    if (used >= this.capacity) return false;
-    const slot = tail < this.capacity ? tail : tail - this.capacity;
-    this.refs[this.r + slot] = packSlot(ref, variant);
-    this.localTail = tail + 1 === this.span ? 0 : tail + 1;
+    // Kept small and free of recursion: the live push of every synced watcher, it must inline into the
+    // dispatch loop, and V8 charges a callee's own inlined code against the caller's inlining budget.
+    // Every way off the short path is a `return` of a call, so no value of the loop around it stays
+    // live across a call (which would make TurboFan spill it on the short path too).
+    if (!(ref >= 0 && ref <= SLOT_REF_BOUND)) return refuseReference(ref);
+    if (this.local !== LOCAL_OPEN) return this.pushLocalEntering(ref, variant);
+    return this.pushLocalOpen(ref, variant);
+  }
+
+  /** pushLocal while not LOCAL_OPEN: enter owner-local mode, then push (false when closed). */
+  private pushLocalEntering(ref: number, variant: Variant): boolean {
+    if (this.local === LOCAL_OFF) this.enterLocal();
+    if (this.local !== LOCAL_OPEN) return false;
+    return this.pushLocalOpen(ref, variant);
+  }
+
+  /** The owner-local push itself (LOCAL_OPEN, ref checked): one slot word and two fields. */
+  private pushLocalOpen(ref: number, variant: Variant): boolean {
+    const count = this.localCount;
+    if (count === this.capacity) return false;
+    const slot = this.localTailSlot;
+    this.refs[this.r + slot] = ref * 4 + variant;
+    this.localTailSlot = slot + 1 === this.capacity ? 0 : slot + 1;
+    this.localCount = count + 1;
     return true;
+  }
+
+  /**
+   * Enter owner-local mode if it is off (same precondition as pushLocal);
+   * true when it is open, false when the channel is closed.
+   */
+  protected openLocal(): boolean {
+    if (this.local === LOCAL_OFF) this.enterLocal();
+    return this.local === LOCAL_OPEN;
   }
 
   /**
@@ -298,8 +354,7 @@ export class SpscChannel {
   close(terminal: Terminal = Terminal.END): void {
     const h = this.h;
     if (Atomics.load(h, this.b + H_CLOSED) !== 0) return;
-    if (this.local) this.leaveLocal(); // the shared TAIL first: CLOSED is stored after it
-    this.localClosed = true;
+    this.leaveLocal(); // the shared TAIL first: CLOSED is stored after it
     Atomics.store(h, this.b + H_TERMINAL, terminal);
     // INVARIANT (drain before end): CLOSED is stored after the last TAIL store.
     Atomics.store(h, this.b + H_CLOSED, 1);
@@ -330,7 +385,7 @@ export class SpscChannel {
    * Allocation-free. Consumer only.
    */
   pop(): number {
-    if (this.local) this.leaveLocal();
+    this.leaveLocal();
     const h = this.h;
     const head = h[this.b + H_HEAD]!; // own word (single consumer)
     let tail = Atomics.load(h, this.b + H_TAIL);
@@ -363,25 +418,37 @@ export class SpscChannel {
    * must use pop() until it has the role back.
    */
   popLocal(): number {
-    if (!this.local) this.enterLocal();
+    if (this.local === LOCAL_OFF) this.enterLocal();
+    const count = this.localCount;
+    if (count === 0) return this.local === LOCAL_CLOSED ? POP_CLOSED : POP_EMPTY;
     const head = this.localHead;
-    if (head === this.localTail) return this.localClosed ? POP_CLOSED : POP_EMPTY;
-    let used = this.localTail - head;
-    if (used < 0) used += this.span;
-    this.poppedFull = used === this.capacity;
-    this.popLeft = used - 1;
+    // What the consumer asks around a pop (see pop()): from the local count, no Atomics.
+    this.poppedFull = count === this.capacity;
+    this.popLeft = count - 1;
     const slot = head < this.capacity ? head : head - this.capacity;
     const packed = this.refs[this.r + slot]!;
     const ref = Math.floor(packed * 0.25);
     this.popped = (packed - ref * 4) as Variant;
     this.localHead = head + 1 === this.span ? 0 : head + 1;
+    this.localCount = count - 1;
     return ref;
   }
 
   /** popLocal() of everything queued, in O(1): the owner-local consumer drops its backlog. */
   discardLocal(): void {
-    if (!this.local) this.enterLocal();
-    this.localHead = this.localTail;
+    if (this.local === LOCAL_OFF) this.enterLocal();
+    this.localHead = this.localTailPosition();
+    this.localCount = 0;
+  }
+
+  /**
+   * Owner-local and open right now: pushLocal and popLocal take their short
+   * path. For a subclass's hot path (a comparison, so its branch needs no
+   * ToBoolean); only the owner-local calls set it, and handOff, detach and
+   * every Atomics-side call clear it.
+   */
+  protected get localOpen(): boolean {
+    return this.local === LOCAL_OPEN;
   }
 
   /** Variant of the reference the last pop() returned. */
@@ -453,7 +520,7 @@ export class SpscChannel {
    */
   lastPushedRef(): number {
     if (this.size === 0) return -1;
-    let last = (this.local ? this.localTail : Atomics.load(this.h, this.b + H_TAIL)) - 1;
+    let last = (this.local !== LOCAL_OFF ? this.localTailPosition() : Atomics.load(this.h, this.b + H_TAIL)) - 1;
     if (last < 0) last += this.span;
     const slot = last < this.capacity ? last : last - this.capacity;
     const packed = this.refs[this.r + slot]!;
@@ -470,9 +537,8 @@ export class SpscChannel {
 
   /** References in the channel. */
   get size(): number {
-    let used = this.local
-      ? this.localTail - this.localHead
-      : Atomics.load(this.h, this.b + H_TAIL) - Atomics.load(this.h, this.b + H_HEAD);
+    if (this.local !== LOCAL_OFF) return this.localCount;
+    let used = Atomics.load(this.h, this.b + H_TAIL) - Atomics.load(this.h, this.b + H_HEAD);
     if (used < 0) used += this.span;
     return used;
   }
@@ -510,7 +576,7 @@ export class SpscChannel {
   handOff(from: number, to: number): boolean {
     // Owner-local positions are published first: the next producer and this
     // thread's pop() start from them.
-    if (this.local) this.leaveLocal();
+    this.leaveLocal();
     // INVARIANT (single writer): the role changes only by CAS from its current
     // holder; the Atomics also order the old producer's TAIL/slot stores
     // before the new producer's first push.
@@ -532,23 +598,37 @@ export class SpscChannel {
    */
   private enterLocal(): void {
     const h = this.h;
-    this.localHead = Atomics.load(h, this.b + H_HEAD);
-    this.localTail = Atomics.load(h, this.b + H_TAIL);
-    this.localClosed = Atomics.load(h, this.b + H_CLOSED) !== 0;
-    this.local = true;
+    const head = Atomics.load(h, this.b + H_HEAD);
+    const tail = Atomics.load(h, this.b + H_TAIL);
+    let count = tail - head;
+    if (count < 0) count += this.span;
+    this.localHead = head;
+    this.localCount = count;
+    this.localTailSlot = tail < this.capacity ? tail : tail - this.capacity;
+    this.local = Atomics.load(h, this.b + H_CLOSED) !== 0 ? LOCAL_CLOSED : LOCAL_OPEN;
   }
 
-  /** Owner-local mode off: publish the positions to the shared words (slots before TAIL, as tryPush). */
+  /** Owner-local: TAIL's position, head + count in [0, 2·CAPACITY). */
+  private localTailPosition(): number {
+    const tail = this.localHead + this.localCount;
+    return tail < this.span ? tail : tail - this.span;
+  }
+
+  /**
+   * Owner-local mode off (no-op when it is off): publish the positions to the
+   * shared words (slots before TAIL, as tryPush).
+   */
   protected leaveLocal(): void {
+    if (this.local === LOCAL_OFF) return;
     const h = this.h;
     Atomics.store(h, this.b + H_HEAD, this.localHead);
-    Atomics.store(h, this.b + H_TAIL, this.localTail);
-    this.local = false;
+    Atomics.store(h, this.b + H_TAIL, this.localTailPosition());
+    this.local = LOCAL_OFF;
   }
 
   /** Register as waiting for data; null when there is no need to park. */
   private armDataWait(): number | null {
-    if (this.local) this.leaveLocal();
+    this.leaveLocal();
     const h = this.h;
     const epoch = Atomics.load(h, this.b + H_DATA_EPOCH);
     Atomics.store(h, this.b + H_DATA_WAITING, 1);
@@ -561,7 +641,7 @@ export class SpscChannel {
 
   /** Register as waiting for space; null when there is no need to park. */
   private armSpaceWait(): number | null {
-    if (this.local) this.leaveLocal();
+    this.leaveLocal();
     const h = this.h;
     const epoch = Atomics.load(h, this.b + H_SPACE_EPOCH);
     Atomics.store(h, this.b + H_SPACE_WAITING, 1);

@@ -9,7 +9,8 @@ import { Worker } from 'node:worker_threads';
 import test, { describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { MAX_SLOT_REF, POP_CLOSED, POP_EMPTY, SpscChannel } from '../../src/ring/spsc-channel.js';
-import { Terminal, Variant, WriterOwner } from '../../src/protocol/channel-variants.js';
+import { deliveryOf, Terminal, Variant, variantOf, WriterOwner } from '../../src/protocol/channel-variants.js';
+import { Delivery } from '../../src/selection/selection.js';
 import { ReadStatus, createRingRecord } from '../../src/ring/ring-reader.js';
 import { HistoryRing } from '../../src/ring/ring-writer.js';
 import { makeEvent, rvOf } from './ring-fixtures.js';
@@ -86,6 +87,47 @@ describe('spsc channel: single thread', () => {
     ch.close(Terminal.END);
     assert.equal(ch.pushLocal(9, Variant.AS_IS), false, 'closed');
     assert.equal(ch.popLocal(), POP_CLOSED);
+  });
+
+  test('variantOf and deliveryOf: each delivery has its variant and back; None delivers as is', () => {
+    const table: [Delivery, Variant][] = [
+      [Delivery.AsIs, Variant.AS_IS],
+      [Delivery.Added, Variant.ADDED],
+      [Delivery.Deleted, Variant.DELETED],
+    ];
+    for (const [d, v] of table) {
+      assert.equal(variantOf(d), v);
+      assert.equal(deliveryOf(v), d);
+    }
+    assert.equal(variantOf(Delivery.None), Variant.AS_IS);
+  });
+
+  test('owner-local at every position (full, wrapped): hand-off publishes the exact positions', () => {
+    for (let start = 0; start < 6; start++) {
+      const ch = SpscChannel.create(3, WriterOwner.MAIN);
+      const other = new SpscChannel(ch.handle);
+      for (let i = 0; i < start; i++) {
+        assert.ok(ch.tryPush(1000 + i));
+        assert.equal(ch.pop(), 1000 + i);
+      }
+      // Enter owner-local at position `start`, fill, free one, fill again.
+      for (let ref = 0; ref < 3; ref++) assert.ok(ch.pushLocal(ref, (ref % 3) as Variant));
+      assert.equal(ch.pushLocal(99, Variant.AS_IS), false, 'full');
+      assert.equal(ch.popLocal(), 0);
+      assert.ok(ch.pushLocal(3, Variant.AS_IS));
+      assert.equal(ch.lastPushedRef(), 3);
+      assert.equal(ch.size, 3);
+      assert.ok(ch.handOff(WriterOwner.MAIN, WriterOwner.SYNC_WORKER));
+      assert.equal(other.size, 3, `start ${start}`);
+      assert.equal(other.lastPushedRef(), 3);
+      assert.equal(other.tryPush(98), false, 'still full for the next producer');
+      assert.deepEqual([ch.pop(), ch.pop(), ch.pop(), ch.pop()], [1, 2, 3, POP_EMPTY]);
+      assert.ok(other.tryPush(4));
+      assert.ok(other.handOff(WriterOwner.SYNC_WORKER, WriterOwner.MAIN));
+      assert.equal(ch.size, 1);
+      assert.equal(ch.popLocal(), 4);
+      assert.equal(ch.popLocal(), POP_EMPTY);
+    }
   });
 
   test('owner-local pushes, then a hand-off to another producer and back: nothing lost, nothing twice', () => {
