@@ -151,6 +151,11 @@ export class BetaSync implements HandBackContext {
       mark: (w) => this.unsynced.markStalled(w),
       handOver: (w) => this.handOverStalled(w),
       drop: (w) => this.unsynced.remove(w), // a no-op when watcherEnded removed it already
+      // One observation per slice, not per watcher (a slice is up to HAND_OVER_CHUNK of them).
+      sliced: (count, durationMs) => {
+        if (count > 0 && channels.catchUpMain.hasSubscribers)
+          channels.catchUpMain.publish({ cache: this.source, step: 'adopt', durationMs });
+      },
     });
   }
 
@@ -334,8 +339,7 @@ export class BetaSync implements HandBackContext {
 
   /** Stall hand-over, step 2, for one marked watcher that still accepts. */
   private handOverStalled(watcher: Watcher): void {
-    const timed = channels.catchUpMain.hasSubscribers;
-    const t0 = timed ? performance.now() : 0;
+    // Timed per slice by the hand-over (`sliced`), not per watcher.
     if (this.ringMirror.desynced) {
       this.unsynced.remove(watcher);
       this.hooks.expire(watcher, this.history.oldestServableRV() ?? watcher.position + 1);
@@ -348,7 +352,6 @@ export class BetaSync implements HandBackContext {
       (watcher.queue as SharedWatcherChannel).handToWorker();
       this.link.adopt(watcher);
     }
-    if (timed) channels.catchUpMain.publish({ cache: this.source, step: 'adopt', durationMs: performance.now() - t0 });
   }
 
   /** A new beta watcher: the worker learns its channel, cell and selection now (batched), so a stall is a few numbers. */
