@@ -92,17 +92,22 @@ export class PhaseProbe {
   /** The engine publishes the split itself: always available. */
   readonly available = true;
   private t = zeroPhases();
-  private readonly unsubscribe: () => void;
+  private readonly unsubscribe: (() => void)[];
 
   constructor(cache: WatchCache) {
-    this.unsubscribe = observe(cache, 'event', (m) => {
-      const t = this.t;
-      t.events++;
-      t.appendMs += m.appendMs;
-      t.ringMs += m.ringMs;
-      t.encodeMs += m.encodeMs;
-      t.fanoutMs += m.fanoutMs;
-    });
+    this.unsubscribe = [
+      observe(cache, 'event', (m) => {
+        const t = this.t;
+        t.events++;
+        t.appendMs += m.appendMs;
+        t.encodeMs += m.encodeMs;
+        t.fanoutMs += m.fanoutMs;
+      }),
+      // Beta mirrors after the dispatch, outside the event's own phases: its cost is the mirror channel's.
+      observe(cache, 'mirror', (m) => {
+        this.t.ringMs += m.durationMs;
+      }),
+    ];
   }
 
   reset(): void {
@@ -114,6 +119,6 @@ export class PhaseProbe {
   }
 
   close(): void {
-    this.unsubscribe();
+    for (const off of this.unsubscribe) off();
   }
 }

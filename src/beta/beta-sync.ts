@@ -5,8 +5,10 @@
  * dispatch over the synced set only.
  * 1. Every event appended to the history is also encoded once with msgpackr
  *    into the SharedArrayBuffer history ring (same absolute index) and
- *    published with Atomics; the control block carries the last dispatched
- *    RV and the oldest servable RV (`appended`, `publishControl`).
+ *    published with Atomics, right after the live dispatch has delivered it
+ *    (deferred-mirror.ts: the healthy watchers never wait for the ring); the
+ *    control block carries the last dispatched RV and the oldest servable RV
+ *    once the ring holds them (`mirrorEvent`, `publishControl`).
  * 2. A failed live push marks the watcher unsynced at X - 1, removes it from
  *    the live index (separate sets), hands its shared channel to the sync
  *    worker and queues its adopt (`adopt`; the policy is the strategy's,
@@ -25,6 +27,8 @@
 import type { EventLoopUtilization } from 'node:perf_hooks';
 import type { Clock } from '../core/clock.js';
 import type { IndexerFunc, KubeObject } from '../core/types.js';
+import type { FrameSource } from '../wire/frame-source.js';
+import { DeferredMirror } from './deferred-mirror.js';
 import type { EventHistory } from '../history/event-history.js';
 import type { WatchCacheEvent } from '../history/watch-cache-event.js';
 import type { CacheMetrics } from '../metrics/cache-metrics.js';
@@ -76,8 +80,12 @@ export class BetaSync implements HandBackContext {
   private readonly source: object;
   private readonly indexerFields: string[];
   private readonly lastDispatched: () => number;
-  /** Step 1: the history mirrored into the shared ring (src/beta/ring-mirror.ts). */
+  /** Step 1: the history mirrored into the shared ring (src/beta/ring-mirror.ts)... */
   private readonly ringMirror: RingMirror;
+  /** ...after each dispatch (deferred-mirror.ts). */
+  private readonly deferred: DeferredMirror;
+  /** Channels consumed in another thread: while there is one, the ring is written before the dispatch. */
+  private readonly remotes = new Set<SharedWatcherChannel>();
   private readonly control = new ControlBlock();
   /** Pooled channels and position cells: the worker gets each slab once, a watcher is then two numbers. */
   private readonly slabs = new ChannelSlabs((id, buffer) => this.link.post({ op: 'slab', id, buffer }));
@@ -113,6 +121,12 @@ export class BetaSync implements HandBackContext {
         const endpoint = this.inProcess;
         if (endpoint !== undefined) this.clock.setTimeout(() => endpoint.published(), 0);
       },
+    });
+    this.deferred = new DeferredMirror({
+      clock: init.clock,
+      ring: this.ringMirror,
+      source: this.source,
+      flushed: () => this.publishControlNow(),
     });
     this.clock = init.clock;
     const handler: WorkerLinkHandler = {
@@ -151,6 +165,11 @@ export class BetaSync implements HandBackContext {
       mark: (w) => this.unsynced.markStalled(w),
       handOver: (w) => this.handOverStalled(w),
       drop: (w) => this.unsynced.remove(w), // a no-op when watcherEnded removed it already
+      // One observation per slice, not per watcher (a slice is up to HAND_OVER_CHUNK of them).
+      sliced: (count, durationMs) => {
+        if (count > 0 && channels.catchUpMain.hasSubscribers)
+          channels.catchUpMain.publish({ cache: this.source, step: 'adopt', durationMs });
+      },
     });
   }
 
@@ -205,7 +224,14 @@ export class BetaSync implements HandBackContext {
    * region; one consumed in another thread (remoteState) buffers of its own.
    */
   sharedChannel(capacity: number, remoteState?: SharedArrayBuffer): SharedWatcherChannel {
-    if (remoteState !== undefined || this.closed) return new SharedWatcherChannel(capacity, this.history, remoteState);
+    if (remoteState !== undefined) {
+      // Its consumer reads every pushed reference from the ring: from now on the ring is written first.
+      this.deferred.flush();
+      const channel = new SharedWatcherChannel(capacity, this.history, remoteState);
+      if (!this.closed) this.remotes.add(channel);
+      return channel;
+    }
+    if (this.closed) return new SharedWatcherChannel(capacity, this.history);
     this.recycleQuarantine();
     const slot = this.slabs.allocate(capacity);
     const channel = new SharedWatcherChannel(capacity, this.history, undefined, {
@@ -266,14 +292,20 @@ export class BetaSync implements HandBackContext {
     return this.control.buffer;
   }
 
-  /** A msgpack frame for an object no event has carried yet (one from the initial list). */
-  encodeFrame(object: KubeObject): Uint8Array {
-    return this.ringMirror.encodeFrame(object);
-  }
-
-  /** Step 1: mirror an appended history event into the ring (src/beta/ring-mirror.ts); returns its frame. */
-  appended(event: WatchCacheEvent, prevFrame: Uint8Array | undefined): Uint8Array | undefined {
-    return this.ringMirror.appended(event, prevFrame);
+  /**
+   * Step 1: mirror an appended history event into the ring
+   * (src/beta/ring-mirror.ts) after its dispatch, or before it while a
+   * consumer in another thread reads the ring. `prevFrame` yields the frame
+   * that carried the previous object. Returns the event's frame, or the
+   * frame the deferred mirror will make, for the object state to keep.
+   */
+  mirrorEvent(
+    event: WatchCacheEvent,
+    prevFrame: ((encode: (o: KubeObject) => FrameSource) => FrameSource | undefined) | undefined,
+  ): FrameSource | undefined {
+    const d = this.deferred;
+    if (this.remotes.size > 0) return d.now(event, prevFrame?.(d.encodeNow));
+    return d.later(event, prevFrame?.(d.encodeLater));
   }
 
   /**
@@ -283,6 +315,7 @@ export class BetaSync implements HandBackContext {
    * the others.
    */
   reset(listRV: number, keep: readonly Watcher[], end: readonly Watcher[]): void {
+    this.deferred.flush(); // the ring holds every event of the old history before it restarts (same indices)
     // Every watcher the cache counts as unsynced (the cursor flag) must be the worker's before it drops them.
     this.stalls.complete();
     this.relist.begin(listRV, keep, end);
@@ -294,6 +327,7 @@ export class BetaSync implements HandBackContext {
   watcherEnded(watcher: Watcher): void {
     this.unsynced.remove(watcher);
     this.link.forget(watcher);
+    if (watcher.stopped && watcher.queue instanceof SharedWatcherChannel) this.remotes.delete(watcher.queue);
     // Only once it has stopped for good (a drain ends here too, after its last event).
     if (watcher.stopped && watcher.queue instanceof SharedWatcherChannel) this.releaseRegion(watcher.queue);
   }
@@ -301,6 +335,8 @@ export class BetaSync implements HandBackContext {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.deferred.drop();
+    this.remotes.clear();
     this.stalls.close();
     this.link.close();
     this.unsynced.clear();
@@ -334,8 +370,8 @@ export class BetaSync implements HandBackContext {
 
   /** Stall hand-over, step 2, for one marked watcher that still accepts. */
   private handOverStalled(watcher: Watcher): void {
-    const timed = channels.catchUpMain.hasSubscribers;
-    const t0 = timed ? performance.now() : 0;
+    // Timed per slice by the hand-over (`sliced`), not per watcher.
+    if (this.deferred.pending > 0) this.deferred.flush(); // the worker finds X in the ring (invariant 1 below)
     if (this.ringMirror.desynced) {
       this.unsynced.remove(watcher);
       this.hooks.expire(watcher, this.history.oldestServableRV() ?? watcher.position + 1);
@@ -348,7 +384,6 @@ export class BetaSync implements HandBackContext {
       (watcher.queue as SharedWatcherChannel).handToWorker();
       this.link.adopt(watcher);
     }
-    if (timed) channels.catchUpMain.publish({ cache: this.source, step: 'adopt', durationMs: performance.now() - t0 });
   }
 
   /** A new beta watcher: the worker learns its channel, cell and selection now (batched), so a stall is a few numbers. */
@@ -363,6 +398,7 @@ export class BetaSync implements HandBackContext {
 
   private adoptNow(watcher: Watcher): void {
     if (this.closed || !watcher.accepting) return;
+    if (this.deferred.pending > 0) this.deferred.flush(); // the worker reads from its position on, in the ring
     if (this.ringMirror.desynced) {
       this.hooks.expire(watcher, this.history.oldestServableRV() ?? watcher.position + 1);
       return;
@@ -375,8 +411,17 @@ export class BetaSync implements HandBackContext {
     this.link.adopt(watcher);
   }
 
-  /** Publish the last dispatched RV and the oldest servable RV to the worker (after every dispatch). */
+  /**
+   * After every dispatch: publish the last dispatched RV and the oldest
+   * servable RV to the worker, once the ring holds every event up to it (now,
+   * or after the deferred mirror's flush).
+   */
   publishControl(): void {
+    if (this.deferred.pending > 0) this.deferred.schedule();
+    else this.publishControlNow();
+  }
+
+  private publishControlNow(): void {
     let oldest = this.history.oldestServableRV();
     // The worker reads the ring: never claim an RV the ring has already dropped.
     const ringOldest = this.ringMirror.floorRV + 1;

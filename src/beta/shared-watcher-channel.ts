@@ -54,6 +54,13 @@ export class SharedWatcherChannel extends SpscChannel implements WatcherChannel 
   readonly positionCell: Float64Array;
   /** Its pooled region (undefined: buffers of its own, a remote watcher). */
   readonly slot: SlabSlot | undefined;
+  /**
+   * SyncWorkerLink's record of this watcher's introduction to the sync worker, kept here so that a stall
+   * reads two fields instead of looking the watcher up in sets: the worker generation it was introduced
+   * to (0: none) and whether that introduction still waits for its turn to be posted.
+   */
+  introducedTo = 0;
+  introPending = false;
   private readonly history: EventHistory;
   private readonly bookmarks: WatchEvent[] = [];
   /** This thread owns the writer side, as far as it knows (only its own handToWorker clears it). */

@@ -2,18 +2,22 @@
  * StallHandOver: beta's stall, spread over turns of the event loop (issue
  * 13, deliverable 1). When one event fills 10,000 channels at once, the
  * dispatch that offers it must not also hand 10,000 watchers to the sync
- * worker (~4–10 µs each: set membership, index removal, the channel's
- * hand-off, the adopt row): that was a pause of 40–100 ms for every healthy
+ * worker (~2–10 µs each: set membership, index removal, the channel's
+ * hand-off, the adopt row): that was a pause of 20–100 ms for every healthy
  * watcher. So:
  * 1. In the dispatch (`stalled`): the position drops to X − 1 in the cursor
  *    cell (the number) and the cursor is flagged unsynced (the flag); the
  *    stall is counted, the watcher queued. A few stores and an array push.
  *    From here the live path and the bookmarks skip it.
- * 2. One chunk per turn (HAND_OVER_CHUNK watchers, on the clock's timer),
- *    in stall order: `handOver` (BetaSync) makes each a member of the
- *    unsynced set, takes it out of the live index, hands its channel to the
- *    worker and queues its adopt row. A watcher that stopped accepting
- *    meanwhile is dropped (`drop`).
+ * 2. One slice per turn (the clock's setImmediate: timers and I/O, so the
+ *    healthy watchers' events, run between two slices), in stall order: `handOver`
+ *    (BetaSync) makes each a member of the unsynced set, takes it out of the
+ *    live index, hands its channel to the worker and queues its adopt row.
+ *    A watcher that stopped accepting meanwhile is dropped (`drop`). A slice
+ *    ends after HAND_OVER_CHUNK watchers or HAND_OVER_SLICE_MS of main-thread
+ *    time, whichever comes first (at least HAND_OVER_MIN per slice), so the
+ *    healthy watchers' events are dispatched between slices however slow
+ *    the machine is.
  * 3. `complete()` hands over what is left at once (before a relist round
  *    trip, which must find every unsynced watcher owned by the worker).
  *
@@ -21,11 +25,15 @@
  * owns its channel but never pushes into it (the flag), the worker has not
  * heard of it, and its consumer only reads what is already queued.
  */
-import type { Clock, TimerHandle } from '../core/clock.js';
+import type { Clock } from '../core/clock.js';
 import type { Watcher } from '../watch/watcher.js';
 
-/** Watchers handed over per turn of the event loop. */
-export const HAND_OVER_CHUNK = 1000;
+/** At most this many watchers are handed over per turn of the event loop. */
+export const HAND_OVER_CHUNK = 256;
+/** A slice stops once it has taken this much main-thread time (checked every HAND_OVER_MIN watchers). */
+const HAND_OVER_SLICE_MS = 0.3;
+/** Watchers handed over between two looks at the clock (and at least per slice: progress on any machine). */
+export const HAND_OVER_MIN = 16;
 
 export interface HandOverSteps {
   /** Step 1's mark: flag the cursor and count the stall; false when it already was unsynced. */
@@ -34,26 +42,32 @@ export interface HandOverSteps {
   handOver(w: Watcher): void;
   /** Step 2 for one that stopped accepting before its turn (ended, or draining to its 410), or at close. */
   drop(w: Watcher): void;
+  /** A slice of step 2 ended: `count` watchers in `durationMs` of main-thread time. */
+  sliced?(count: number, durationMs: number): void;
 }
 
 export class StallHandOver {
   private readonly clock: Clock;
   private readonly steps: HandOverSteps;
   private readonly chunk: number;
+  private readonly sliceMs: number;
   /** Marked, not yet handed over, in stall order; `head` is the next one. */
   private queue: (Watcher | undefined)[] = [];
   private head = 0;
-  private timer: TimerHandle | undefined;
+  /** A slice is due (cleared by `complete` and `close`: a slice that fires after them finds nothing to do). */
+  private scheduled = false;
   private closed = false;
   private readonly runChunk = (): void => {
-    this.timer = undefined;
-    this.run(this.chunk);
+    if (!this.scheduled) return;
+    this.scheduled = false;
+    this.run(this.chunk, this.sliceMs);
   };
 
-  constructor(clock: Clock, steps: HandOverSteps, chunk = HAND_OVER_CHUNK) {
+  constructor(clock: Clock, steps: HandOverSteps, chunk = HAND_OVER_CHUNK, sliceMs = HAND_OVER_SLICE_MS) {
     this.clock = clock;
     this.steps = steps;
     this.chunk = chunk;
+    this.sliceMs = sliceMs;
   }
 
   /** Watchers marked and not handed over yet. */
@@ -68,43 +82,52 @@ export class StallHandOver {
   stalled(w: Watcher): void {
     if (this.closed || !this.steps.mark(w)) return;
     this.queue.push(w);
-    if (this.timer === undefined) this.timer = this.clock.setTimeout(this.runChunk, 0);
+    this.schedule();
   }
 
   /** Step 3: hand over every marked watcher now. */
   complete(): void {
-    if (this.timer !== undefined) {
-      this.clock.clearTimeout(this.timer);
-      this.timer = undefined;
-    }
-    this.run(Infinity);
+    this.scheduled = false;
+    this.run(Infinity, Infinity);
   }
 
   /** No more hand-overs (the cache stopped): every marked watcher is dropped. */
   close(): void {
     this.closed = true;
-    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
-    this.timer = undefined;
+    this.scheduled = false;
     const q = this.queue;
     for (let i = this.head; i < q.length; i++) this.steps.drop(q[i]!);
     this.queue = [];
     this.head = 0;
   }
 
-  /** Step 2: up to `n` watchers, in stall order (invariant 2 needs no more: each has its own channel). */
-  private run(n: number): void {
+  /**
+   * Step 2: up to `n` watchers or `budgetMs` of main-thread time, in stall
+   * order (invariant 2 needs no more: each has its own channel).
+   */
+  private run(n: number, budgetMs: number): void {
     const q = this.queue;
+    const t0 = this.clock.workNow();
     let done = 0;
     while (this.head < q.length && done < n) {
       const w = q[this.head]!;
       q[this.head++] = undefined; // let it go
-      done++;
       if (w.accepting) this.steps.handOver(w);
       else this.steps.drop(w);
+      if (++done % HAND_OVER_MIN === 0 && this.clock.workNow() - t0 >= budgetMs) break;
     }
+    this.steps.sliced?.(done, this.clock.workNow() - t0);
     if (this.head === q.length) {
       this.queue = [];
       this.head = 0;
-    } else if (this.timer === undefined && !this.closed) this.timer = this.clock.setTimeout(this.runChunk, 0);
+    } else this.schedule();
+  }
+
+  /** The next slice, on the next turn (setImmediate where the clock has it: no 1 ms timer floor). */
+  private schedule(): void {
+    if (this.scheduled || this.closed) return;
+    this.scheduled = true;
+    if (this.clock.setImmediate !== undefined) this.clock.setImmediate(this.runChunk);
+    else this.clock.setTimeout(this.runChunk, 0);
   }
 }

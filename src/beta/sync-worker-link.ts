@@ -35,8 +35,11 @@ import type { WorkerPassHost } from './worker-pass-host.js';
 /** Where the sync worker runs: a worker thread (production) or in-process on the engine's clock (simulation). */
 export type SyncWorkerPlacement = 'thread' | 'in-process';
 
-/** Introductions posted per turn of the event loop. */
+/** Introductions posted per turn of the event loop, at most. */
 const INTRO_CHUNK = 256;
+/** An introduction turn stops once it has taken this much main-thread time (checked every INTRO_CHECK). */
+const INTRO_SLICE_MS = 0.3;
+const INTRO_CHECK = 16;
 
 /** Worker-side accounting the main thread receives once per pass. */
 export interface BetaWorkerStats {
@@ -89,9 +92,12 @@ export class SyncWorkerLink {
   private worker: Worker | undefined;
   private inProcess: SyncWorkerEndpoint | undefined;
   private closed = false;
-  /** Watchers whose channel and selection the worker has, or will have once their introduction is posted. */
-  private readonly introduced = new Set<number>();
-  /** Watchers whose introduction has not been posted yet (in registration order). */
+  /**
+   * The worker's generation (+1 on every start): a watcher whose channel records this generation
+   * (`introducedTo`) is known to this worker, or will be once its pending introduction is posted.
+   */
+  private generation = 0;
+  /** Watchers whose introduction has not been posted yet (in registration order; their channel's `introPending`). */
   private pendingIntros = new Map<number, Watcher>();
   /** Adopts that carry an introduction (rare: after a worker restart, or before the watcher's turn). */
   private pendingAdopts: AdoptRequest[] = [];
@@ -114,6 +120,7 @@ export class SyncWorkerLink {
 
   /** Start (or restart) the sync worker and send it the shared memory it reads. */
   private start(): void {
+    this.generation++; // no watcher is known to the new worker
     if (this.placement === 'thread') {
       this.inProcess = undefined;
       const worker = new Worker(new URL('../../workers/sync-worker.js', import.meta.url));
@@ -137,11 +144,11 @@ export class SyncWorkerLink {
     console.error(`watchcache: the ${this.resourceName} sync worker died (${why}); restarting it`);
     this.handler.error(`sync worker died: ${why}`);
     this.worker = undefined;
-    this.introduced.clear();
     this.pendingAdopts = []; // every unsynced watcher is adopted again by the handler, with its channel
     this.pendingRows = [];
+    for (const w of this.pendingIntros.values()) channelOf(w).introPending = false;
     this.pendingIntros.clear();
-    this.start();
+    this.start(); // a new generation: every watcher is unknown to the new worker
     this.handler.restarted();
   }
 
@@ -177,8 +184,10 @@ export class SyncWorkerLink {
    * few numbers: 10,000 watchers stalling at once cost one small message.
    */
   introduce(watcher: Watcher): void {
-    if (this.closed || this.introduced.has(watcher.id)) return;
-    this.introduced.add(watcher.id);
+    const channel = channelOf(watcher);
+    if (this.closed || channel.introducedTo === this.generation) return;
+    channel.introducedTo = this.generation;
+    channel.introPending = true;
     this.pendingIntros.set(watcher.id, watcher);
     this.scheduleFlush();
   }
@@ -189,10 +198,15 @@ export class SyncWorkerLink {
    */
   adopt(watcher: Watcher): void {
     // Normally introduced at registration; after a worker restart, or while its introduction still
-    // waits for its turn, the adopt carries it.
-    const queued = this.pendingIntros.delete(watcher.id);
-    const first = queued || !this.introduced.has(watcher.id);
-    this.introduced.add(watcher.id);
+    // waits for its turn, the adopt carries it. Two fields of its channel say which (no set lookup).
+    const channel = channelOf(watcher);
+    let first = channel.introducedTo !== this.generation;
+    if (channel.introPending) {
+      channel.introPending = false;
+      this.pendingIntros.delete(watcher.id);
+      first = true;
+    }
+    channel.introducedTo = this.generation;
     if (first) {
       this.pendingAdopts.push({
         id: watcher.id,
@@ -210,11 +224,16 @@ export class SyncWorkerLink {
 
   /** `watcher` ended: the worker forgets it (nothing to post if its introduction never left). */
   forget(watcher: Watcher): void {
-    if (this.pendingIntros.delete(watcher.id)) this.introduced.delete(watcher.id); // never posted: nothing to forget
-    if (this.introduced.delete(watcher.id)) {
-      this.flush(); // keep the order: adopt before forget
-      this.post({ op: 'forget', id: watcher.id });
+    const channel = channelOf(watcher);
+    if (channel.introducedTo !== this.generation) return; // this worker never heard of it
+    channel.introducedTo = 0;
+    if (channel.introPending) {
+      channel.introPending = false;
+      this.pendingIntros.delete(watcher.id); // never posted: nothing to forget
+      return;
     }
+    this.flush(); // keep the order: adopt before forget
+    this.post({ op: 'forget', id: watcher.id });
   }
 
   private scheduleFlush(): void {
@@ -224,18 +243,24 @@ export class SyncWorkerLink {
   }
 
   /**
-   * Post introductions in chunks of INTRO_CHUNK per turn of the event loop:
-   * cloning a watcher's shared buffers costs ~14 µs, so 10,000 registrations
-   * at once would otherwise hold the main thread for ~140 ms.
+   * Post introductions in turns of at most INTRO_CHUNK watchers or
+   * INTRO_SLICE_MS of main-thread time: an introduction costs a few µs (its
+   * selection's strings, the clone), more for a remote watcher's own
+   * buffers, so 10,000 registrations at once would otherwise hold the main
+   * thread for tens of ms.
    */
   private flushIntroductions(): void {
     if (this.pendingIntros.size === 0 || this.closed) return;
     const watchers: AdoptRequest[] = [];
+    const t0 = this.clock.workNow();
+    let seen = 0;
     for (const [id, w] of this.pendingIntros) {
       this.pendingIntros.delete(id);
+      channelOf(w).introPending = false;
       if (w.accepting || w.state === 'pending')
         watchers.push({ id, position: 0, capacity: w.capacity, reachedLive: false, ...introduction(w) });
       if (watchers.length === INTRO_CHUNK) break;
+      if (++seen % INTRO_CHECK === 0 && this.clock.workNow() - t0 >= INTRO_SLICE_MS) break;
     }
     if (watchers.length > 0) this.post({ op: 'introduce', watchers });
     if (this.pendingIntros.size > 0 && this.introTimer === undefined) {
@@ -366,8 +391,13 @@ export function recoverPosition(w: Watcher, history: EventHistory): void {
  * region as two numbers; buffers of its own only for a remote watcher) and
  * its selection.
  */
+/** A beta watcher's channel (beta gives every watcher a SharedWatcherChannel). */
+function channelOf(watcher: Watcher): SharedWatcherChannel {
+  return watcher.queue as SharedWatcherChannel;
+}
+
 function introduction(watcher: Watcher): Pick<AdoptRequest, 'channel' | 'selection' | 'cell' | 'slot'> {
-  const channel = watcher.queue as SharedWatcherChannel;
+  const channel = channelOf(watcher);
   const s = watcher.selection;
   const selection = {
     namespace: s.namespace,

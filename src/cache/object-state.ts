@@ -10,12 +10,16 @@
 import { objectKey, objectRV, type KubeObject } from '../core/types.js';
 import { WatchEvent } from '../wire/watch-event.js';
 import type { WatchCacheEvent } from '../history/watch-cache-event.js';
+import { PendingFrame, type FrameSource } from '../wire/frame-source.js';
 
 interface Entry {
   object: KubeObject;
   added: WatchEvent | undefined;
-  /** The msgpack wire frame `{type, object}` that carried this object (beta reuses it as the next event's previous object). */
-  frame: Uint8Array | undefined;
+  /**
+   * The msgpack wire frame `{type, object}` that carried this object (beta reuses it as the next event's
+   * previous object), or the frame beta's deferred mirror will make (src/wire/frame-source.ts).
+   */
+  frame: FrameSource | undefined;
 }
 
 export class ObjectState {
@@ -38,8 +42,8 @@ export class ObjectState {
     this.sorted = undefined;
   }
 
-  /** Apply an event; `frame` is its msgpack wire frame when one was made (beta). */
-  apply(event: WatchCacheEvent, frame?: Uint8Array): void {
+  /** Apply an event; `frame` is its msgpack wire frame when one was made or will be (beta). */
+  apply(event: WatchCacheEvent, frame?: FrameSource): void {
     const key = objectKey(event.namespace, event.name);
     if (event.type === 'DELETED') {
       if (this.entries.delete(key)) this.sorted = undefined;
@@ -58,12 +62,15 @@ export class ObjectState {
 
   /**
    * A msgpack frame `{type, object}` of the current object under `key`,
-   * made once (by `encode` when no event has carried it yet) and kept.
+   * made once (by `encode` when no event has carried it yet) and kept: its
+   * bytes, or the pending frame that will hold them (beta's deferred mirror).
    */
-  frameOf(namespace: string, name: string, encode: (object: KubeObject) => Uint8Array): Uint8Array | undefined {
+  frameOf(namespace: string, name: string, encode: (object: KubeObject) => FrameSource): FrameSource | undefined {
     const entry = this.entries.get(objectKey(namespace, name));
     if (entry === undefined) return undefined;
-    return (entry.frame ??= encode(entry.object));
+    const f = entry.frame;
+    if (f instanceof PendingFrame && f.bytes !== undefined) return (entry.frame = f.bytes); // made since: keep the bytes only
+    return (entry.frame = f ?? encode(entry.object));
   }
 
   get(namespace: string, name: string): KubeObject | undefined {

@@ -270,7 +270,7 @@ export class WatchCache {
     const t0 = timed ? performance.now() : 0;
     this.history.append(wce); // step 3: appended before it is dispatched (invariant 1)
     const t1 = timed ? performance.now() : 0;
-    // The mode's mirror (beta: the shared ring), before the event is applied and dispatched.
+    // The mode's mirror (beta: the shared ring; made after the dispatch, src/beta/deferred-mirror.ts).
     const frame = this.strategy.watchers.mirror(
       wce,
       // The previous object's frame: the state's (made once), or, for a previous object only the store

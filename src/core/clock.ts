@@ -15,6 +15,11 @@ export interface Clock {
   setTimeout(callback: () => void, delayMs: number): TimerHandle;
   clearTimeout(handle: TimerHandle): void;
   /**
+   * Run `callback` once this turn's callbacks and microtasks are done (Node's
+   * setImmediate: no 1 ms timer floor). Optional: without it, setTimeout(0).
+   */
+  setImmediate?(callback: () => void): void;
+  /**
    * Real high-resolution time (ms) for measuring how much work took, even
    * under a virtual clock (the simulator reports real main-thread cost).
    */
@@ -35,6 +40,9 @@ export const realClock: Clock = {
   },
   clearTimeout(handle: TimerHandle): void {
     clearTimeout(handle as unknown as NodeJS.Timeout);
+  },
+  setImmediate(callback: () => void): void {
+    setImmediate(callback);
   },
   workNow(): number {
     return performance.now();

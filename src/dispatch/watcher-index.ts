@@ -10,32 +10,33 @@
  * swap-remove; routing allocates nothing.
  */
 import type { WatchCacheEvent } from '../history/watch-cache-event.js';
-import type { Watcher } from '../watch/watcher.js';
+import type { IndexBucket, Watcher } from '../watch/watcher.js';
 
-export class WatcherBucket {
+export class WatcherBucket implements IndexBucket {
   readonly watchers: Watcher[] = [];
 }
 
 export class WatcherIndex {
   private readonly byScope = new Map<string, Map<string, WatcherBucket>>();
   private readonly byTrigger = new Map<string, WatcherBucket>();
-  private readonly home = new Map<Watcher, WatcherBucket>();
   private readonly hasTrigger: boolean;
+  /** Watchers indexed (each one's bucket is its `indexBucket` field: no lookup on add or remove). */
+  private count = 0;
 
   constructor(hasTrigger: boolean) {
     this.hasTrigger = hasTrigger;
   }
 
   get size(): number {
-    return this.home.size;
+    return this.count;
   }
 
   has(watcher: Watcher): boolean {
-    return this.home.has(watcher);
+    return watcher.indexBucket !== undefined;
   }
 
   add(watcher: Watcher): void {
-    if (this.home.has(watcher)) return;
+    if (watcher.indexBucket !== undefined) return;
     const sel = watcher.selection;
     let bucket: WatcherBucket | undefined;
     if (this.hasTrigger && sel.triggerValue !== undefined) {
@@ -48,14 +49,16 @@ export class WatcherIndex {
       if (bucket === undefined) names.set(sel.name, (bucket = new WatcherBucket()));
     }
     watcher.indexSlot = bucket.watchers.length;
+    watcher.indexBucket = bucket;
     bucket.watchers.push(watcher);
-    this.home.set(watcher, bucket);
+    this.count++;
   }
 
   remove(watcher: Watcher): void {
-    const bucket = this.home.get(watcher);
+    const bucket = watcher.indexBucket;
     if (bucket === undefined) return;
-    this.home.delete(watcher);
+    watcher.indexBucket = undefined;
+    this.count--;
     const list = bucket.watchers;
     const i = watcher.indexSlot;
     const last = list.pop()!;
@@ -92,9 +95,10 @@ export class WatcherIndex {
     }
   }
 
-  /** Every indexed watcher (for bookmarks, relists and stop). */
-  all(): IterableIterator<Watcher> {
-    return this.home.keys();
+  /** Every indexed watcher (for bookmarks, relists and stop), bucket by bucket. */
+  *all(): IterableIterator<Watcher> {
+    for (const names of this.byScope.values()) for (const b of names.values()) yield* b.watchers;
+    for (const b of this.byTrigger.values()) yield* b.watchers;
   }
 }
 

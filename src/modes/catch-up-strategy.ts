@@ -26,6 +26,7 @@ import type { InitialSource } from '../watch/initial-source.js';
 import type { WatcherChannel } from '../watch/watcher-channel.js';
 import type { Watcher } from '../watch/watcher.js';
 import type { FaultPoints } from '../watch/fault-points.js';
+import type { FrameSource } from '../wire/frame-source.js';
 import type { WatchCacheOptions } from '../cache/cache-options.js';
 import type { Expiry } from '../cache/expiry.js';
 
@@ -72,13 +73,15 @@ export interface WatcherPlacement {
   registered(w: Watcher): void;
   /**
    * An event was appended to the history (before it is applied and dispatched).
-   * `prevFrame` yields the frame that carried the previous object. Returns the
-   * event's frame for the object state to keep (beta), else undefined.
+   * `prevFrame` yields the frame that carried the previous object (made by
+   * `encode` for an object no event carried). Returns the event's frame, or
+   * the frame to be made (beta mirrors after the dispatch), for the object
+   * state to keep; undefined outside beta.
    */
   mirror(
     event: WatchCacheEvent,
-    prevFrame: ((encode: (o: KubeObject) => Uint8Array) => Uint8Array | undefined) | undefined,
-  ): Uint8Array | undefined;
+    prevFrame: ((encode: (o: KubeObject) => FrameSource) => FrameSource | undefined) | undefined,
+  ): FrameSource | undefined;
   /** A watch from `rv`, inside the history and behind the cache: how it starts. */
   startBehind(w: Watcher, rv: number): void;
   /** How far `w` has really got (beta: including what the worker advanced). */

@@ -45,6 +45,11 @@ export interface WatcherOwner {
   channelOverwritten(watcher: Watcher): void;
 }
 
+/** A bucket of the dispatch index, as a watcher records where it is indexed. */
+export interface IndexBucket {
+  readonly watchers: Watcher[];
+}
+
 const DONE: IteratorResult<WatchEvent> = Object.freeze({ done: true, value: undefined });
 
 export interface WatcherInit {
@@ -74,6 +79,8 @@ export class Watcher implements AsyncIterableIterator<WatchEvent> {
   readonly cursor: SyncCursor;
   /** Index slot used by the dispatch index (-1 when not indexed). */
   indexSlot = -1;
+  /** The dispatch index's bucket holding it (undefined when not indexed; src/dispatch/watcher-index.ts). */
+  indexBucket: IndexBucket | undefined = undefined;
   /** Next bookmark due time (clock ms), Infinity when none is scheduled. */
   nextBookmarkAt = Infinity;
   /** Request deadline (clock ms) for timeoutSeconds, Infinity when none. */

@@ -147,7 +147,9 @@ test(
       await store.create({ metadata: { namespace: 'ns', name: `p${i}` }, spec: { i } });
       if (i % 200 === 0) await sleep(1);
     }
-    // Every stalled watcher is now unsynced and owned by the worker; the main thread never ran a pass.
+    // Every stalled watcher is now unsynced and owned by the worker (once the hand-over's slices have run:
+    // a slice per turn, bounded by time); the main thread never ran a pass.
+    for (let i = 0; i < 5000 && betaSyncOf(cache)!.stallsPending > 0; i++) await sleep(1);
     assert.equal(stallPolicyOf(cache), undefined, 'beta has no main-thread pass machinery');
     assert.ok(
       betaSyncOf(cache)!.unsynced.size >= STALLED - 1,

@@ -15,7 +15,7 @@ import type { Watcher } from '../../watch/watcher.js';
 import type { CatchUpStrategy, StrategyContext, WatcherChannelSpec, WatcherPlacement } from '../catch-up-strategy.js';
 import { expireAtRelist, expireOvertaken } from '../catch-up-endings.js';
 import { realClock } from '../../core/clock.js';
-import { channels } from '../../observe/channels.js';
+import type { FrameSource } from '../../wire/frame-source.js';
 
 export class BetaStrategy extends BetaSync implements CatchUpStrategy, WatcherPlacement {
   /** Beta places its watchers itself: shared channels and cells, the ring mirror, adoption. */
@@ -87,17 +87,11 @@ export class BetaStrategy extends BetaSync implements CatchUpStrategy, WatcherPl
   }
   mirror(
     event: WatchCacheEvent,
-    prevFrame: ((encode: (o: KubeObject) => Uint8Array) => Uint8Array | undefined) | undefined,
-  ): Uint8Array | undefined {
-    // Encoded once; the previous object travels as the frame that carried it before (no second encoding).
-    const timed = channels.mirror.hasSubscribers; // timed only while someone listens
-    const t0 = timed ? performance.now() : 0;
-    const frame = this.appended(
-      event,
-      prevFrame?.((o) => this.encodeFrame(o)),
-    );
-    if (timed) channels.mirror.publish({ cache: this.ctx.source, rv: event.rv, durationMs: performance.now() - t0 });
-    return frame;
+    prevFrame: ((encode: (o: KubeObject) => FrameSource) => FrameSource | undefined) | undefined,
+  ): FrameSource | undefined {
+    // Encoded once, after the dispatch (src/beta/deferred-mirror.ts); the previous object travels as the
+    // frame that carried it before (no second encoding).
+    return this.mirrorEvent(event, prevFrame);
   }
   startBehind(w: Watcher, rv: number): void {
     // One resync path: a watch from an old RV is an unsynced watcher at that position.

@@ -1,0 +1,129 @@
+/**
+ * DeferredMirror: beta mirrors each event into the shared history ring
+ * after the live path has delivered it, not before (issue 13: the healthy
+ * watchers' latency). The ring is what the sync worker and remote consumers
+ * read; the watchers the main thread serves never need it. So the ~25–40 µs
+ * of msgpack encode, ring copy and publish per event run once this turn's
+ * consumers have had their events (the clock's setImmediate), in event
+ * order, exactly once each.
+ *
+ * Who needs the ring first, and how they get it:
+ * - the sync worker: it sees the control block's last dispatched RV only
+ *   after the events up to it are published (`flushed` publishes the
+ *   control block), and every adopt flushes first (BetaSync), so a watcher
+ *   handed over at X − 1 finds X in the ring;
+ * - a consumer in another thread reads each pushed reference from the ring:
+ *   while one exists the mirror runs before the dispatch again (`now`);
+ * - a relist restarts the ring: BetaSync flushes before it.
+ *
+ * The frame that carries each event's object is made here too (encode
+ * once): the object state keeps a PendingFrame until then
+ * (src/wire/frame-source.ts), and the next event on the same object takes
+ * its bytes from it as its previous object's frame.
+ */
+import type { Clock } from '../core/clock.js';
+import type { KubeObject } from '../core/types.js';
+import type { WatchCacheEvent } from '../history/watch-cache-event.js';
+import { channels } from '../observe/channels.js';
+import { PendingFrame, type FrameSource } from '../wire/frame-source.js';
+import type { RingMirror } from './ring-mirror.js';
+
+export interface DeferredMirrorInit {
+  clock: Clock;
+  ring: RingMirror;
+  /** The cache (the `mirror` observer channel's `cache`). */
+  source: object;
+  /** After every flush: the ring holds every dispatched event now (beta publishes its control block). */
+  flushed: () => void;
+}
+
+export class DeferredMirror {
+  private readonly clock: Clock;
+  private readonly ring: RingMirror;
+  private readonly source: object;
+  private readonly flushed: () => void;
+  /** Events not mirrored yet, in history order, each with its previous object's frame and its own pending one. */
+  private events: WatchCacheEvent[] = [];
+  private prevs: (FrameSource | undefined)[] = [];
+  private frames: PendingFrame[] = [];
+  private scheduled = false;
+  private readonly flushSoon = (): void => {
+    this.scheduled = false;
+    this.flush();
+  };
+  /** For an object no event has carried: its frame is made by the flush, not now. */
+  readonly encodeLater = (object: KubeObject): PendingFrame => new PendingFrame(object);
+  /** For an object no event has carried, when mirroring now. */
+  readonly encodeNow = (object: KubeObject): Uint8Array => this.ring.encodeFrame(object);
+
+  constructor(init: DeferredMirrorInit) {
+    this.clock = init.clock;
+    this.ring = init.ring;
+    this.source = init.source;
+    this.flushed = init.flushed;
+  }
+
+  /** Events waiting to be mirrored. */
+  get pending(): number {
+    return this.events.length;
+  }
+
+  /** Queue `event` (just appended to the history); returns the frame the flush will make for it. */
+  later(event: WatchCacheEvent, prev: FrameSource | undefined): PendingFrame {
+    const frame = new PendingFrame();
+    this.events.push(event);
+    this.prevs.push(prev);
+    this.frames.push(frame);
+    return frame;
+  }
+
+  /** Mirror `event` now, after whatever is queued (the ring's order is the history's). */
+  now(event: WatchCacheEvent, prev: FrameSource | undefined): Uint8Array | undefined {
+    if (this.events.length > 0) this.flush();
+    return this.mirrorOne(event, prev);
+  }
+
+  /** After a dispatch: mirror what is queued once this turn's consumers have run. */
+  schedule(): void {
+    if (this.scheduled || this.events.length === 0) return;
+    this.scheduled = true;
+    if (this.clock.setImmediate !== undefined) this.clock.setImmediate(this.flushSoon);
+    else this.clock.setTimeout(this.flushSoon, 0);
+  }
+
+  /** Mirror everything queued, in order, then report it (`flushed`). */
+  flush(): void {
+    const events = this.events;
+    if (events.length > 0) {
+      const prevs = this.prevs;
+      const frames = this.frames;
+      this.events = [];
+      this.prevs = [];
+      this.frames = [];
+      for (let i = 0; i < events.length; i++) frames[i]!.bytes = this.mirrorOne(events[i]!, prevs[i]);
+    }
+    this.flushed();
+  }
+
+  /** The cache stopped: nothing reads the ring any more. */
+  drop(): void {
+    this.events = [];
+    this.prevs = [];
+    this.frames = [];
+  }
+
+  private mirrorOne(event: WatchCacheEvent, prev: FrameSource | undefined): Uint8Array | undefined {
+    const timed = channels.mirror.hasSubscribers; // timed only while someone listens
+    const t0 = timed ? performance.now() : 0;
+    const frame = this.ring.appended(event, this.bytesOf(prev));
+    if (timed) channels.mirror.publish({ cache: this.source, rv: event.rv, durationMs: performance.now() - t0 });
+    return frame;
+  }
+
+  /** A previous object's frame: its bytes (made by an earlier event of this flush, or now for a listed object). */
+  private bytesOf(prev: FrameSource | undefined): Uint8Array | undefined {
+    if (!(prev instanceof PendingFrame)) return prev;
+    if (prev.bytes === undefined && prev.object !== undefined) prev.bytes = this.ring.encodeFrame(prev.object);
+    return prev.bytes;
+  }
+}
