@@ -150,8 +150,11 @@ for (const [how, labelSelector] of [
         }
       })();
       await Promise.race([wait, sleep(20_000)]);
-      w.stop();
       assert.deepEqual(got, ['ADDED a1 2', 'ADDED mv 4', 'DELETED mv 5', 'DELETED a1 6', 'ADDED b2 8']);
+      // The worker's totals reach this thread in its notices, which may come after the last event: wait for
+      // them (bounded) with the watch still open, then check.
+      for (let i = 0; i < 200 && betaSyncOf(cache)!.workerStats.pushes < 5; i++) await sleep(50);
+      w.stop();
       // Served by the worker: it pushed them, deciding the hash candidates (the colliding ones included)
       // without a decode when the selection section holds what the selection reads, else by decoding.
       const stats = betaSyncOf(cache)!.workerStats;
