@@ -37,7 +37,11 @@ test('ring payload: frame, previous object and indexer values round-trip through
   const frame = msgpack.pack({ type: 'MODIFIED', object: obj });
   const prevFrame = msgpack.pack({ type: 'ADDED', object: prev });
   const meta = { rv: 5, type: EventTypeCode.MODIFIED, nsHash: 1, nameHash: 2, triggerHash: 3, prevTriggerHash: 4 };
-  ring.appendPayload({ ...meta, hasPrev: true }, writer.set(frame, obj, prev, prevFrame));
+  writer.set(frame, obj, prev, prevFrame);
+  ring.appendPayload(
+    { ...meta, hasPrev: true, prevLength: prevFrame.length, prevStart: writer.prevFrameStart },
+    writer,
+  );
   // Without a previous object, and with a non-string indexer value (written as absent).
   const lone = pod('b', 42);
   ring.appendPayload(
@@ -50,7 +54,8 @@ test('ring payload: frame, previous object and indexer values round-trip through
   assert.equal(reader.read(0, rec), ReadStatus.OK);
   assert.equal(rec.hasPrev, true);
   let bytes = rec.payload.subarray(0, rec.length);
-  const d = decodeRingPayload(unpackr, bytes, rec.hasPrev);
+  assert.equal(rec.prevLength, prevFrame.length);
+  const d = decodeRingPayload(unpackr, rec.payload, rec.prevStart, rec.prevLength);
   assert.deepEqual(d.frame, { type: 'MODIFIED', object: obj });
   assert.deepEqual(d.prevObject, prev);
   assert.deepEqual(readRingSelection(bytes, 1), {
@@ -64,7 +69,8 @@ test('ring payload: frame, previous object and indexer values round-trip through
   assert.equal(reader.read(1, rec), ReadStatus.OK);
   assert.equal(rec.hasPrev, false);
   bytes = rec.payload.subarray(0, rec.length);
-  const d2 = decodeRingPayload(unpackr, bytes, rec.hasPrev);
+  assert.equal(rec.prevLength, 0);
+  const d2 = decodeRingPayload(unpackr, rec.payload, rec.prevStart, rec.prevLength);
   assert.deepEqual(d2.frame.object, lone);
   assert.equal(d2.prevObject, undefined);
   assert.deepEqual(readRingSelection(bytes, 1).values, [undefined]);
