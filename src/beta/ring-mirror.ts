@@ -54,9 +54,15 @@ export class RingMirror {
    * immutable and made once per event): the next event on the same key
    * references that payload's FRAME as its previous object instead of copying
    * it. An entry is taken when used, so each payload is referenced at most
-   * once (the ring's REF_BY has room for one referrer).
+   * once (the ring's REF_BY has room for one referrer), and dropped once its
+   * event left the ring (`carrierOrder`: the frames in ring order, from index
+   * `carrierBase`). A Map, not a WeakMap: the history holds these frames
+   * anyway, and V8's ephemeron tables cost GC time per young key.
    */
-  private readonly carriers = new WeakMap<Uint8Array, number>();
+  private readonly carriers = new Map<Uint8Array, number>();
+  private carrierOrder: Uint8Array[] = [];
+  private carrierHead = 0;
+  private carrierBase = 0;
 
   constructor(init: RingMirrorInit) {
     this.history = init.history;
@@ -123,6 +129,7 @@ export class RingMirror {
     const frame = event.deliver(Delivery.AsIs).msgpackFrame(this.metrics);
     // The previous object's values go with the frame that carries it (hasPrev), never without it.
     const prevObject = prevFrame === undefined ? undefined : event.prevObject;
+    this.dropCarriers();
     let carrier = -1;
     if (prevObject !== undefined) {
       carrier = this.carriers.get(prevFrame!) ?? -1;
@@ -150,6 +157,8 @@ export class RingMirror {
         this.payload,
       );
       if (abs !== event.index) throw new Error(`ring index ${abs} != history index ${event.index}`);
+      if (this.carrierOrder.length - this.carrierHead === 0) this.carrierBase = abs;
+      this.carrierOrder.push(frame);
       this.carriers.set(frame, abs);
     } catch (err) {
       this.failed = true;
@@ -159,6 +168,27 @@ export class RingMirror {
     this.ring.publish();
     this.onPublished?.();
     return frame;
+  }
+
+  /** Forget the carriers of events that left the ring (their payloads can no longer be referenced). */
+  private dropCarriers(): void {
+    const oldest = this.ring.oldestIndex;
+    const order = this.carrierOrder;
+    let h = this.carrierHead;
+    while (h < order.length && this.carrierBase < oldest) {
+      const f = order[h]!;
+      if (this.carriers.get(f) === this.carrierBase) this.carriers.delete(f);
+      h++;
+      this.carrierBase++;
+    }
+    if (h === order.length) {
+      this.carrierOrder = [];
+      h = 0;
+    } else if (h > 4096 && h * 2 > order.length) {
+      this.carrierOrder = order.slice(h);
+      h = 0;
+    }
+    this.carrierHead = h;
   }
 
   /** The ring's slot capacity follows the history's (powers of two of its lower bound). */

@@ -482,6 +482,7 @@ export class HistoryRing {
   private scanO = 0;
   private scanP = 0;
   private scanQ = 0;
+  private scanE = 0;
   private scanLive = false;
   private scanOwnRef = false;
 
@@ -496,54 +497,55 @@ export class HistoryRing {
    * references), scanOwnRef (covered bytes this very event references).
    */
   private scan(len: number, oCap: number, carry: boolean): void {
-    const next = this.next;
-    const qEnd = this.qOff.length;
-    let qi = this.qHead;
-    let e = this.oldest;
-    let o = oCap;
-    let live = false;
-    let own = false;
-    const start = (): number => (qi < qEnd ? this.qOff[qi]! : e < next ? this.offsetOf(e) : -1);
-    const take = (): void => {
-      let r: number;
-      if (qi < qEnd) {
-        r = this.qRef[qi]!;
-        qi++;
-      } else {
-        const ev = e++;
-        if (ev >= o) o = ev + 1;
-        const d = this.refByOf(ev);
-        if (d === 0) return;
-        r = ev + d;
-        if (r === next) {
-          if (!carry) own = true;
-          return;
-        }
-      }
-      // INVARIANT (referenced bytes, order rule 5): bytes a held slot references are covered only
-      // once that slot is evicted: below maxArenaBytes the caller grows the arena instead (scanLive);
-      // at maxArenaBytes the referrer goes, with everything older (FIFO kept), OLDEST advanced first.
-      if (r >= o) {
-        live = true;
-        o = r + 1;
-      }
-    };
+    this.scanQ = this.qHead;
+    this.scanE = this.oldest;
+    this.scanO = oCap;
+    this.scanLive = false;
+    this.scanOwnRef = false;
     let p = align4(this.w);
     if (p + len > this.arenaSize) {
       // Wrap to byte 0: first everything still ahead of w (the older lap) goes ...
-      for (let s = start(); s >= this.w; s = start()) take();
+      for (let s = this.scanStart(); s >= this.w; s = this.scanStart()) this.scanTake(carry);
       p = 0;
       // ... then, in age order (= address order), what starts below len.
-      for (let s = start(); s >= 0 && s < len; s = start()) take();
+      for (let s = this.scanStart(); s >= 0 && s < len; s = this.scanStart()) this.scanTake(carry);
     } else {
       // What is ahead of w in address order is the oldest; take what we would cover.
-      for (let s = start(); s >= p && s < p + len; s = start()) take();
+      for (let s = this.scanStart(); s >= p && s < p + len; s = this.scanStart()) this.scanTake(carry);
     }
-    this.scanO = Math.min(o, next);
     this.scanP = p;
-    this.scanQ = qi;
-    this.scanLive = live;
-    this.scanOwnRef = own;
+  }
+
+  /** Where the scan's next live range starts (-1: none left). */
+  private scanStart(): number {
+    if (this.scanQ < this.qOff.length) return this.qOff[this.scanQ]!;
+    return this.scanE < this.next ? this.offsetOf(this.scanE) : -1;
+  }
+
+  /** The scan covers its next live range. */
+  private scanTake(carry: boolean): void {
+    let r: number;
+    if (this.scanQ < this.qOff.length) {
+      r = this.qRef[this.scanQ]!;
+      this.scanQ++;
+    } else {
+      const ev = this.scanE++;
+      if (ev >= this.scanO) this.scanO = ev + 1;
+      const d = this.refByOf(ev);
+      if (d === 0) return;
+      r = ev + d;
+      if (r === this.next) {
+        if (!carry) this.scanOwnRef = true;
+        return;
+      }
+    }
+    // INVARIANT (referenced bytes, order rule 5): bytes a held slot references are covered only
+    // once that slot is evicted: below maxArenaBytes the caller grows the arena instead (scanLive);
+    // at maxArenaBytes the referrer goes, with everything older (FIFO kept), OLDEST advanced first.
+    if (r >= this.scanO) {
+      this.scanLive = true;
+      this.scanO = r + 1;
+    }
   }
 
   /**
@@ -578,6 +580,7 @@ export class HistoryRing {
   private dropOrphans(q: number): void {
     while (q < this.qOff.length && this.qRef[q]! < this.oldest) q++;
     this.qHead = q;
+    if (q === 0) return;
     if (q === this.qOff.length) {
       this.qOff.length = 0;
       this.qLen.length = 0;

@@ -13,7 +13,7 @@ import { MemoryStore, WatchCache, type KubeObject } from '../../src/index.js';
 import { decodeRingPayload, readRingSelection, RingPayloadWriter } from '../../src/protocol/ring-payload.js';
 import { hash32 } from '../../src/ring/hash32.js';
 import { EventTypeCode } from '../../src/ring/ring-layout.js';
-import { createRingRecord, ReadStatus } from '../../src/ring/ring-reader.js';
+import { createRingRecord, HistoryRingReader, ReadStatus } from '../../src/ring/ring-reader.js';
 import { HistoryRing } from '../../src/ring/ring-writer.js';
 import { msgpack } from '../../src/wire/watch-event.js';
 import { asWatcher } from '../../src/watch/watcher.js';
@@ -151,13 +151,29 @@ for (const [how, labelSelector] of [
       const wait = (async () => {
         for await (const ev of w) {
           if (ev.type === 'BOOKMARK') continue;
-          got.push(`${ev.type} ${ev.object.metadata.name} ${ev.object.metadata.resourceVersion}`);
+          // A DELETED for a move shows the previous object (on A), read through the slot's reference.
+          const on = ev.type === 'DELETED' ? ` on ${String((ev.object.spec as { nodeName?: string }).nodeName)}` : '';
+          got.push(`${ev.type} ${ev.object.metadata.name} ${ev.object.metadata.resourceVersion}${on}`);
           if (got.length === 5) break;
         }
       })();
       await Promise.race([wait, sleep(20_000)]);
       w.stop();
-      assert.deepEqual(got, ['ADDED a1 2', 'ADDED mv 4', 'DELETED mv 5', 'DELETED a1 6', 'ADDED b2 8']);
+      assert.deepEqual(got, [
+        'ADDED a1 2',
+        'ADDED mv 4',
+        `DELETED mv 5 on ${nodeA}`,
+        `DELETED a1 6 on ${nodeA}`,
+        'ADDED b2 8',
+      ]);
+      // Those previous objects are references to the payloads that carried them, not copies.
+      const reader = new HistoryRingReader(betaSyncOf(cache)!.ringHandle);
+      const rec = createRingRecord();
+      for (const rv of [5, 6, 8]) {
+        assert.equal(reader.read(reader.indexAfterRV(rv - 1), rec), ReadStatus.OK);
+        assert.equal(rec.rv, rv);
+        assert.ok(rec.prevLength > 0 && rec.prevStart >= rec.length, `RV ${rv}: previous object referenced`);
+      }
       // Served by the worker: it pushed them, deciding the hash candidates (the colliding ones included)
       // without a decode when the selection section holds what the selection reads, else by decoding.
       const stats = betaSyncOf(cache)!.workerStats;
