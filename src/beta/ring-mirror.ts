@@ -17,11 +17,14 @@ import type { CacheMetrics } from '../metrics/cache-metrics.js';
 import { hash32, hashOptional } from '../ring/hash32.js';
 import { eventTypeCode, type HistoryRingHandle } from '../ring/ring-layout.js';
 import { HistoryRing } from '../ring/ring-writer.js';
-import { RingPayloadWriter } from '../protocol/ring-payload.js';
+import { RING_FRAME_START, RingPayloadWriter } from '../protocol/ring-payload.js';
 import { Delivery } from '../selection/selection.js';
 import { msgpack } from '../wire/watch-event.js';
 
-/** Arena bytes the ring may grow to per event of the largest history (a payload is ~4 KiB for a 2 KiB pod). */
+/**
+ * Arena bytes the ring may grow to per event of the largest history (a payload is ~2 KiB for a 2 KiB pod
+ * whose previous object is referenced, ~4 KiB when it is copied, plus frames kept for referrers).
+ */
 const RING_BYTES_PER_EVENT = 8 * 1024;
 /** The ring's arena limit (Int32 offsets). */
 const MAX_ARENA_BYTES = 0x7ffffff8;
@@ -46,6 +49,20 @@ export class RingMirror {
   private readonly onDesync: RingMirrorInit['onDesync'];
   private readonly onPublished: (() => void) | undefined;
   private failed = false;
+  /**
+   * The ring index of the event whose payload carries each frame (frames are
+   * immutable and made once per event): the next event on the same key
+   * references that payload's FRAME as its previous object instead of copying
+   * it. An entry is taken when used, so each payload is referenced at most
+   * once (the ring's REF_BY has room for one referrer), and dropped once its
+   * event left the ring (`carrierOrder`: the frames in ring order, from index
+   * `carrierBase`). A Map, not a WeakMap: the history holds these frames
+   * anyway, and V8's ephemeron tables cost GC time per young key.
+   */
+  private readonly carriers = new Map<Uint8Array, number>();
+  private carrierOrder: Uint8Array[] = [];
+  private carrierHead = 0;
+  private carrierBase = 0;
 
   constructor(init: RingMirrorInit) {
     this.history = init.history;
@@ -98,11 +115,13 @@ export class RingMirror {
   /**
    * Mirror an appended history event into the ring, then publish. Payload
    * (src/protocol/ring-payload.ts): the event's wire frame `{type, object}`
-   * (its one msgpack encoding, shared with msgpack streams), the selection
-   * section (binary, no second msgpack), and the frame that carried the
-   * previous object (reused bytes, not re-encoded); all copied once, straight
-   * into the arena. Returns the event's frame (the object state keeps it for
-   * the next event), undefined once desynced.
+   * (its one msgpack encoding, shared with msgpack streams) and the selection
+   * section (binary, no second msgpack), copied once, straight into the
+   * arena. The previous object is the frame that carried it: referenced in
+   * the ring slot that carries it when that event is still in the ring, else
+   * copied into the payload (reused bytes, never re-encoded). Returns the
+   * event's frame (the object state keeps it for the next event), undefined
+   * once desynced.
    */
   appended(event: WatchCacheEvent, prevFrame: Uint8Array | undefined): Uint8Array | undefined {
     if (this.failed) return undefined;
@@ -110,7 +129,16 @@ export class RingMirror {
     const frame = event.deliver(Delivery.AsIs).msgpackFrame(this.metrics);
     // The previous object's values go with the frame that carries it (hasPrev), never without it.
     const prevObject = prevFrame === undefined ? undefined : event.prevObject;
-    this.payload.set(frame, event.object, prevObject, prevObject === undefined ? undefined : prevFrame);
+    this.dropCarriers();
+    let carrier = -1;
+    if (prevObject !== undefined) {
+      carrier = this.carriers.get(prevFrame!) ?? -1;
+      if (carrier >= 0) this.carriers.delete(prevFrame!);
+      // Only a payload still in the ring can be referenced (a relist or eviction dropped older ones).
+      if (carrier < this.ring.oldestIndex) carrier = -1;
+    }
+    const copied = prevObject !== undefined && carrier < 0 ? prevFrame : undefined;
+    this.payload.set(frame, event.object, prevObject, copied);
     try {
       const abs = this.ring.appendPayload(
         {
@@ -121,10 +149,17 @@ export class RingMirror {
           triggerHash: hashOptional(event.triggerValue === '' ? undefined : event.triggerValue),
           prevTriggerHash: hashOptional(event.prevTriggerValue === '' ? undefined : event.prevTriggerValue),
           hasPrev: prevObject !== undefined,
+          // The previous object's bytes: the FRAME of the payload that carried it, or the copy in this one.
+          prevLength: prevObject === undefined ? 0 : prevFrame!.length,
+          prevStart: carrier >= 0 ? RING_FRAME_START : this.payload.prevFrameStart,
+          prevAbs: carrier >= 0 ? carrier : undefined,
         },
         this.payload,
       );
       if (abs !== event.index) throw new Error(`ring index ${abs} != history index ${event.index}`);
+      if (this.carrierOrder.length - this.carrierHead === 0) this.carrierBase = abs;
+      this.carrierOrder.push(frame);
+      this.carriers.set(frame, abs);
     } catch (err) {
       this.failed = true;
       this.onDesync(`history ring desynchronized: ${(err as Error).message}`, event);
@@ -133,6 +168,27 @@ export class RingMirror {
     this.ring.publish();
     this.onPublished?.();
     return frame;
+  }
+
+  /** Forget the carriers of events that left the ring (their payloads can no longer be referenced). */
+  private dropCarriers(): void {
+    const oldest = this.ring.oldestIndex;
+    const order = this.carrierOrder;
+    let h = this.carrierHead;
+    while (h < order.length && this.carrierBase < oldest) {
+      const f = order[h]!;
+      if (this.carriers.get(f) === this.carrierBase) this.carriers.delete(f);
+      h++;
+      this.carrierBase++;
+    }
+    if (h === order.length) {
+      this.carrierOrder = [];
+      h = 0;
+    } else if (h > 4096 && h * 2 > order.length) {
+      this.carrierOrder = order.slice(h);
+      h = 0;
+    }
+    this.carrierHead = h;
   }
 
   /** The ring's slot capacity follows the history's (powers of two of its lower bound). */

@@ -119,11 +119,15 @@ export class RemoteWatch implements AsyncIterableIterator<WatchEventLike> {
   }
 
   private decode(ref: number, variant: Variant): WatchEventLike | undefined {
-    if (this.reader.read(ref, this.record) !== ReadStatus.OK) return undefined;
+    // Only a DELETED delivery shows the previous object: copy and decode its frame only then.
+    const withPrev = variant === Variant.DELETED;
+    if (this.reader.read(ref, this.record, withPrev) !== ReadStatus.OK) return undefined;
+    const rec = this.record;
     const { frame, prevObject } = decodeRingPayload(
       this.unpackr,
-      this.record.payload.subarray(0, this.record.length),
-      this.record.hasPrev,
+      rec.payload,
+      withPrev ? rec.prevStart : -1,
+      rec.prevLength,
     );
     this.lastRV = this.record.rv; // what this client has, for a later 410 message
     if (variant === Variant.ADDED) return { type: 'ADDED', object: frame.object };

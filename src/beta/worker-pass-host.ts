@@ -475,7 +475,8 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
     if (ref.skeleton !== undefined) return ref.skeleton ?? undefined;
     ref.skeleton = null;
     if (ref.decoded !== undefined) return undefined; // decoded already: use that
-    if (this.reader.read(ref.index, this.record) !== ReadStatus.OK) return undefined;
+    // The selection section is all it needs: the previous object's frame is not copied.
+    if (this.reader.read(ref.index, this.record, false) !== ReadStatus.OK) return undefined;
     const sel = readRingSelection(this.record.payload.subarray(0, this.record.length), this.indexerFields.length);
     if (!sel.exact) return undefined;
     const metadata = { namespace: sel.namespace, name: sel.name };
@@ -501,7 +502,9 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
       return undefined;
     }
     const bytes = this.record.payload.subarray(0, this.record.length);
-    const { frame, prevObject } = decodeRingPayload(this.unpackr, bytes, this.record.hasPrev);
+    const rec = this.record;
+    // The previous object: its frame as the slot's PREV words locate it (maybe in the payload that carried it).
+    const { frame, prevObject } = decodeRingPayload(this.unpackr, rec.payload, rec.prevStart, rec.prevLength);
     if (this.indexerFields.length > 0) {
       const sel = readRingSelection(bytes, this.indexerFields.length);
       this.values.set(frame.object, this.valuesOf(sel.values));

@@ -15,8 +15,16 @@
  *   8             F      FRAME        the event's wire frame {type, object}: its one msgpack encoding,
  *                                     the same bytes msgpack streams send
  *   8+F           S      SELECTION    binary, no msgpack (below)
- *   8+F+S         rest   PREV_FRAME   when the slot's HAS_PREV bit is set: the frame that carried the
- *                                     previous object (its bytes reused, never re-encoded)
+ *   8+F+S         rest   PREV_FRAME   optional: the frame that carried the previous object (its bytes
+ *                                     reused, never re-encoded), when no held slot carries it
+ *
+ * Where the previous object's frame is comes from the slot's PREV words, not
+ * from this table (src/ring/ring-layout.ts, order rule 5): when the event that
+ * carried it is still in the ring, the slot references that event's FRAME
+ * (bytes [8, 8+F) of its payload) instead of copying it here; otherwise (an
+ * object from the initial list, or one whose last event left the ring) the
+ * mirror writes PREV_FRAME here and the PREV words point at it. A reader gets
+ * the bytes as RingRecord.prevStart/prevLength.
  *
  * SELECTION: FLAGS (u32; bit 0 SKELETON_EXACT: namespace and name are strings
  * or absent, equal in the object and the previous object, so a selection
@@ -49,6 +57,8 @@ export interface RingSelection {
 }
 
 const HEADER = 8;
+/** Where a payload's FRAME starts (the bytes a later slot may reference as its previous object). */
+export const RING_FRAME_START = HEADER;
 const ABSENT = 0xffffffff;
 const FLAG_SKELETON_EXACT = 1;
 const utf8 = new TextEncoder();
@@ -71,7 +81,11 @@ export class RingPayloadWriter {
     this.fns = Object.values(indexers);
   }
 
-  /** Prepare the payload of one event (its frame, the previous object's frame, both objects). */
+  /**
+   * Prepare the payload of one event: its frame, both objects (for the
+   * selection section) and the previous object's frame when it is to be
+   * copied here (undefined when the slot references it, or there is none).
+   */
   set(
     frame: Uint8Array,
     object: KubeObject,
@@ -102,6 +116,11 @@ export class RingPayloadWriter {
 
   get byteLength(): number {
     return HEADER + this.frame.length + this.selLen + (this.prevFrame?.length ?? 0);
+  }
+
+  /** Where PREV_FRAME starts in this payload (its bytes: the prevFrame given to set, if any). */
+  get prevFrameStart(): number {
+    return HEADER + this.frame.length + this.selLen;
   }
 
   writeTo(target: Uint8Array, offset: number): void {
@@ -186,18 +205,20 @@ export function readRingSelection(bytes: Uint8Array, fieldCount: number): RingSe
 }
 
 /**
- * Decode a ring payload: the event's frame and (when `hasPrev`, the slot's
- * HAS_PREV bit) the previous object. msgpack decodes only the frames.
+ * Decode a ring payload: the event's frame and the previous object, whose
+ * frame is bytes[prevStart, prevStart + prevLength) (RingRecord.prevStart /
+ * prevLength; prevLength 0 or prevStart < 0: not wanted or none). msgpack
+ * decodes only the frames.
  */
 export function decodeRingPayload(
   unpackr: Unpackr,
   bytes: Uint8Array,
-  hasPrev: boolean,
+  prevStart: number,
+  prevLength: number,
 ): { frame: RingFrame; prevObject: KubeObject | undefined } {
   const f = readU32(bytes, 0);
-  const s = readU32(bytes, 4);
   const frame = unpackr.unpack(bytes.subarray(HEADER, HEADER + f)) as RingFrame;
-  if (!hasPrev) return { frame, prevObject: undefined };
-  const prev = unpackr.unpack(bytes.subarray(HEADER + f + s)) as RingFrame;
+  if (prevLength <= 0 || prevStart < 0) return { frame, prevObject: undefined };
+  const prev = unpackr.unpack(bytes.subarray(prevStart, prevStart + prevLength)) as RingFrame;
   return { frame, prevObject: prev.object };
 }

@@ -12,7 +12,7 @@
  *   byte i32 f64 field          written by          meaning
  *   ---- --- --- -------------  ------------------  ------------------------------------------
  *      0   0     MAGIC          create              0x57435248
- *      4   1     LAYOUT         create              layout version (1)
+ *      4   1     LAYOUT         create              layout version (2)
  *      8   2     HSEQ           writer, Atomics     seqlock over the four Float64 words below
  *     12   3     PUBLISH_COUNT  writer, Atomics.add +1 per publish(); readers wait on it
  *     16   4     WAITERS        readers, Atomics    readers parked on PUBLISH_COUNT
@@ -25,7 +25,7 @@
  *     56       7 FLOOR_RV       writer, HSEQ        RV of the last evicted event (or startRV)
  *     64       8 LAST_RV        writer, HSEQ        RV of the newest published event
  *
- * Index (growable SAB): slot = absIndex % CAPACITY, 48 bytes per slot:
+ * Index (growable SAB): slot = absIndex % CAPACITY, 64 bytes per slot:
  *
  *   byte i32 f64 field
  *   ---- --- --- -----------------
@@ -39,6 +39,18 @@
  *     36   9     PREV_TRIGGER_HASH hash32(trigger value of prevObject), 0 = none
  *     40  10     OFFSET            payload's first byte in the arena
  *     44  11     LENGTH            payload bytes (≥ 1)
+ *     48  12     PREV_OFFSET       arena byte where the previous object's bytes start (PREV_LENGTH > 0)
+ *     52  13     PREV_LENGTH       bytes of the previous object's frame; 0 = the slot has none
+ *     56  14     REF_BY            writer's own word (readers never read it): R - abs when a later
+ *                                  slot R's PREV words point into this slot's payload, else 0
+ *     60  15     (unused)
+ *
+ * The previous object (PREV words): its bytes are either inside the slot's own
+ * payload (PREV_OFFSET in [OFFSET, OFFSET + LENGTH)) or a byte range of an
+ * EARLIER slot's payload: the frame of the event that carried that object (the
+ * previous event on the same key), referenced instead of copied. Each slot is
+ * referenced by at most one later slot (REF_BY). The referenced bytes outlive
+ * their own slot when needed: see order rule 5.
  *
  * Arena (growable SAB, size a multiple of 8): a circular FIFO of contiguous
  * payloads, each starting on a 4-byte boundary (readers copy by Int32 words).
@@ -77,6 +89,14 @@
  *      means one consistent version.
  *   4. layout switch: CAPACITY changes only when every held event is at
  *      abs % CAPACITY under the new value (copies first, invalidation after).
+ *   5. referenced bytes: the bytes a held slot's PREV words point at are never
+ *      reused while that slot is held, even after the slot that carried them
+ *      was evicted. So a reader validates a previous object exactly as its
+ *      payload: same even SEQ of the referencing slot, then OLDEST ≤ its index.
+ *      (Below maxArenaBytes the arena grows rather than cover them; at
+ *      maxArenaBytes the referencing slot is evicted first, FIFO kept.) When
+ *      the writer moves them (arena relocation) it rewrites PREV_OFFSET under
+ *      the referencing slot's SEQ.
  */
 import type { ChangeType } from '../core/types.js';
 
@@ -112,7 +132,7 @@ export interface HistoryRingHandle {
 
 /** Header constants and word numbers (the Header table above). */
 export const MAGIC = 0x57435248;
-export const LAYOUT = 1;
+export const LAYOUT = 2;
 export const HEADER_BYTES = 128;
 
 export const H_MAGIC = 0;
@@ -130,9 +150,9 @@ export const HF_FLOOR_RV = 7;
 export const HF_LAST_RV = 8;
 
 /** Slot size and word numbers (the Index table above). */
-export const SLOT_BYTES = 48;
-export const SLOT_I32 = 12;
-export const SLOT_F64 = 6;
+export const SLOT_BYTES = 64;
+export const SLOT_I32 = 16;
+export const SLOT_F64 = 8;
 export const S_SEQ = 0;
 export const S_TYPE = 1;
 export const SF_ABS = 1;
@@ -143,6 +163,9 @@ export const S_TRIGGER = 8;
 export const S_PREV_TRIGGER = 9;
 export const S_OFFSET = 10;
 export const S_LENGTH = 11;
+export const S_PREV_OFFSET = 12;
+export const S_PREV_LENGTH = 13;
+export const S_REF_BY = 14;
 
 /** Arena offsets are Int32 words; sizes are multiples of 8. */
 export const ARENA_LIMIT = 0x7ffffff8;

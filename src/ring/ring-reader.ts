@@ -39,8 +39,11 @@ import {
   S_PREV_TRIGGER,
   S_OFFSET,
   S_LENGTH,
+  S_PREV_OFFSET,
+  S_PREV_LENGTH,
   TYPE_HAS_PREV,
   TYPE_CODE_MASK,
+  align4,
   type HistoryRingHandle,
 } from './ring-layout.js';
 import { backoff, waitAsync, type WaitOutcome } from './shared-memory.js';
@@ -55,6 +58,11 @@ export const ReadStatus = {
   NOT_PUBLISHED: 2,
 } as const;
 export type ReadStatus = (typeof ReadStatus)[keyof typeof ReadStatus];
+
+/** What readInto copies. */
+const NO_PAYLOAD = 0;
+const PAYLOAD = 1;
+const PAYLOAD_AND_PREV = 2;
 
 /** indexAfterRV's answer when the RV predates what the ring still holds (→ 410 Expired). */
 export const TOO_OLD = -1;
@@ -86,6 +94,17 @@ export interface RingRecord {
    * leaves it untouched.
    */
   payload: Uint8Array;
+  /**
+   * Bytes of the previous object's frame stored apart from the payload's
+   * frame (the slot's PREV words); 0: none.
+   */
+  prevLength: number;
+  /**
+   * After read(): where those bytes are in `payload` (inside the payload
+   * copy, or copied right after it from the earlier payload they belong to);
+   * -1 when not read (readMeta, or read(…, false) of a referenced range).
+   */
+  prevStart: number;
 }
 
 /** Result of a reader's decode. */
@@ -106,6 +125,8 @@ export function createRingRecord(payloadBytes = 1024): RingRecord {
     prevTriggerHash: 0,
     length: 0,
     payload: new Uint8Array(payloadBytes),
+    prevLength: 0,
+    prevStart: -1,
   };
 }
 
@@ -147,7 +168,7 @@ export class HistoryRingReader {
     this.hI = new Int32Array(handle.header);
     this.hF = new Float64Array(handle.header);
     if (this.hI[H_MAGIC] !== MAGIC || this.hI[H_LAYOUT] !== handle.layout || handle.layout !== LAYOUT) {
-      throw new Error('history ring: handle does not describe a layout-1 history ring');
+      throw new Error(`history ring: handle does not describe a layout-${LAYOUT} history ring`);
     }
     const { index, arena } = handle;
     this.sI = new Int32Array(index, 0, index.byteLength >> 2);
@@ -196,21 +217,23 @@ export class HistoryRingReader {
 
   /** Slot metadata of `absIndex` into `out` (payload untouched). Allocation-free. */
   readMeta(absIndex: number, out: RingRecord): ReadStatus {
-    return this.readInto(absIndex, out, false);
+    return this.readInto(absIndex, out, NO_PAYLOAD);
   }
 
   /**
-   * Metadata plus a validated COPY of the payload into out.payload[0 .. out.length).
+   * Metadata plus a validated COPY of the payload into out.payload[0 .. out.length)
+   * and, with `withPrev` (default), of the previous object's bytes (out.prevStart,
+   * out.prevLength) when the slot references them in an earlier payload.
    * Allocation-free unless out.payload is too small (then replaced by a larger buffer).
    */
-  read(absIndex: number, out: RingRecord): ReadStatus {
-    return this.readInto(absIndex, out, true);
+  read(absIndex: number, out: RingRecord, withPrev = true): ReadStatus {
+    return this.readInto(absIndex, out, withPrev ? PAYLOAD_AND_PREV : PAYLOAD);
   }
 
   /** Read and decode one event. Allocates (the decoded objects). */
   decode(absIndex: number): DecodeResult {
     const rec = this.scratch;
-    const st = this.readInto(absIndex, rec, true);
+    const st = this.readInto(absIndex, rec, PAYLOAD);
     if (st !== ReadStatus.OK) return { status: st, absIndex };
     const event = this.unpackr.unpack(rec.payload.subarray(0, rec.length)) as RingEvent;
     return { status: ReadStatus.OK, absIndex, rv: rec.rv, event };
@@ -218,7 +241,7 @@ export class HistoryRingReader {
 
   /** The RV at `absIndex`, or NaN when not readable (overwritten / not published). */
   rvAt(absIndex: number): number {
-    return this.readInto(absIndex, this.scratch, false) === ReadStatus.OK ? this.scratch.rv : NaN;
+    return this.readInto(absIndex, this.scratch, NO_PAYLOAD) === ReadStatus.OK ? this.scratch.rv : NaN;
   }
 
   /**
@@ -317,7 +340,7 @@ export class HistoryRingReader {
     this.arena32 = new Int32Array(arena, 0, arena.byteLength >> 2);
   }
 
-  private readInto(absIndex: number, out: RingRecord, withPayload: boolean): ReadStatus {
+  private readInto(absIndex: number, out: RingRecord, what: number): ReadStatus {
     if (!Number.isSafeInteger(absIndex)) throw new RangeError(`history ring: index ${absIndex} is not an integer`);
     for (let attempt = 0; ; attempt++) {
       // The cached snapshot is a lower bound of PUBLISHED and OLDEST: reload
@@ -346,8 +369,24 @@ export class HistoryRingReader {
         const prev = sI[b + S_PREV_TRIGGER]!;
         const off = sI[b + S_OFFSET]!;
         const len = sI[b + S_LENGTH]!;
+        const pOff = sI[b + S_PREV_OFFSET]!;
+        const pLen = sI[b + S_PREV_LENGTH]!;
+        let pStart = -1;
         let bytesOk = true;
-        if (withPayload) bytesOk = this.copyPayload(off, len, out);
+        if (what !== NO_PAYLOAD) {
+          const inside = pLen > 0 && pOff >= off && pOff + pLen <= off + len;
+          const apart = pLen > 0 && !inside && what === PAYLOAD_AND_PREV;
+          const at = align4(len);
+          this.reserve(out, apart ? at + pLen : len);
+          bytesOk = this.copyBytes(off, len, out.payload, 0);
+          if (inside) pStart = pOff - off;
+          else if (apart && bytesOk) {
+            // Order rule 5: the referenced bytes stay unreused while this slot is held, so the
+            // checks below (this slot's SEQ, then OLDEST ≤ absIndex) validate them too.
+            bytesOk = this.copyBytes(pOff, pLen, out.payload, at);
+            pStart = at;
+          }
+        }
         // INVARIANT (torn-read detection): same even SEQ → one consistent slot version.
         if (Atomics.load(sI, b + S_SEQ) === seq1 && bytesOk) {
           // INVARIANT (overwritten detection, arena): OLDEST is advanced before
@@ -364,6 +403,8 @@ export class HistoryRingReader {
           out.triggerHash = trig;
           out.prevTriggerHash = prev;
           out.length = len;
+          out.prevLength = pLen;
+          out.prevStart = pStart;
           return ReadStatus.OK;
         }
       }
@@ -375,20 +416,23 @@ export class HistoryRingReader {
     }
   }
 
-  /** Copy arena[off, off+len) into out.payload; false when the words were inconsistent. */
-  private copyPayload(off: number, len: number, out: RingRecord): boolean {
+  /** out.payload holds at least `n` bytes (replaced by a larger buffer when not). */
+  private reserve(out: RingRecord, n: number): void {
+    if (out.payload.length < n) out.payload = new Uint8Array(Math.max(n, out.payload.length * 2));
+  }
+
+  /** Copy arena[off, off+len) into dst[at ..] (room reserved); false when the words were inconsistent. */
+  private copyBytes(off: number, len: number, dst: Uint8Array, at: number): boolean {
     if (off < 0 || len < 1) return false;
     if (off + len > this.arena.length) {
       this.refreshArenaViews(); // the writer grew the arena
       if (off + len > this.arena.length) return false; // torn words: SEQ will have moved
     }
-    if (out.payload.length < len) out.payload = new Uint8Array(Math.max(len, out.payload.length * 2));
-    const dst = out.payload;
     const src = this.arena;
     let i = 0;
-    // Word copy (payloads start 4-aligned). Plain JS loops: Buffer#copy and
-    // subarray() would allocate a view per read.
-    if ((dst.byteOffset & 3) === 0 && (off & 3) === 0) {
+    // Word copy (payloads and referenced frames start 4-aligned). Plain JS loops:
+    // Buffer#copy and subarray() would allocate a view per read.
+    if (((dst.byteOffset + at) & 3) === 0 && (off & 3) === 0) {
       if (this.dst32Of !== dst) {
         this.dst32 = new Int32Array(dst.buffer, dst.byteOffset, dst.length >> 2);
         this.dst32Of = dst;
@@ -397,10 +441,11 @@ export class HistoryRingReader {
       const s32 = this.arena32;
       const words = len >> 2;
       const o32 = off >> 2;
-      for (; i < words; i++) d32[i] = s32[o32 + i]!;
+      const a32 = at >> 2;
+      for (; i < words; i++) d32[a32 + i] = s32[o32 + i]!;
       i = words << 2;
     }
-    for (; i < len; i++) dst[i] = src[off + i]!;
+    for (; i < len; i++) dst[at + i] = src[off + i]!;
     return true;
   }
 }

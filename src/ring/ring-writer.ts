@@ -18,7 +18,7 @@
  *   upper copies. A reader that used a stale CAPACITY either reads an intact
  *   copy of the same event or sees a mismatch and retries. Growable buffers
  *   cannot shrink: after setCapacity() halves, the memory stays at its
- *   high-water mark (the index is ≤ 48 B × maxCapacity; the arena is bounded by
+ *   high-water mark (the index is ≤ 64 B × maxCapacity; the arena is bounded by
  *   maxArenaBytes). Releasing memory would need a new ring and a handle
  *   exchange; not done.
  * - Arena policy: before a payload is written, the oldest events whose bytes
@@ -28,8 +28,20 @@
  *   (maxArenaBytes is rounded down to arenaBytes × 2^k). A payload larger than
  *   the arena forces growth; one larger than maxArenaBytes is rejected with a
  *   RangeError. When the arena doubles while its data wraps, the newer lap
- *   [0, w) is copied right behind the older lap and its slots' OFFSET words are
- *   rewritten under their seqlocks, so the FIFO stays contiguous.
+ *   [0, w) is copied right behind the older lap and its slots' OFFSET (and
+ *   PREV_OFFSET) words are rewritten under their seqlocks, so the FIFO stays
+ *   contiguous.
+ * - Previous objects by reference (order rule 5 of ring-layout.ts): a slot's
+ *   previous object may be a byte range of the earlier payload that carried
+ *   it (REF_BY marks that payload). FIFO eviction takes the referenced event
+ *   first; when it leaves the index while its referrer is held, its range
+ *   stays live as an "orphan" (a writer-side queue, oldest first, older than
+ *   every held payload). The live ranges in address order from the write
+ *   position are: orphans, then held payloads; covering any of them is what
+ *   the arena policy above calls eviction: below maxArenaBytes the arena
+ *   grows instead; at maxArenaBytes a covered range's referrer is evicted
+ *   (with everything older), and an append whose own referenced range would be
+ *   covered copies it into its own payload first.
  */
 import { Packr } from 'msgpackr';
 import { objectRV } from '../core/types.js';
@@ -64,6 +76,9 @@ import {
   S_PREV_TRIGGER,
   S_OFFSET,
   S_LENGTH,
+  S_PREV_OFFSET,
+  S_PREV_LENGTH,
+  S_REF_BY,
   ARENA_LIMIT,
   align4,
   TYPE_HAS_PREV,
@@ -86,11 +101,21 @@ export interface AppendMeta {
   /** hash32 of the previous object's trigger value, or NO_VALUE_HASH. */
   prevTriggerHash: number;
   /**
-   * The event carries a previous object (its frame is in the payload). In the
-   * slot, so a reader can decide a select-everything watcher's delivery (a
-   * MODIFIED without one is delivered as ADDED) without decoding.
+   * The event carries a previous object. In the slot, so a reader can decide
+   * a select-everything watcher's delivery (a MODIFIED without one is
+   * delivered as ADDED) without decoding.
    */
   hasPrev?: boolean;
+  /**
+   * Bytes of the previous object (its frame), 0 or absent: none stored apart
+   * from the payload. They are payload bytes [prevStart, prevStart +
+   * prevLength) of event prevAbs: this event (absent, or the index this append
+   * gets) or an earlier held event, referenced instead of copied (each event
+   * referenced at most once).
+   */
+  prevLength?: number;
+  prevStart?: number;
+  prevAbs?: number;
 }
 
 /** A payload the writer copies straight into the arena (no intermediate buffer). */
@@ -164,6 +189,19 @@ export class HistoryRing {
   private w = 0;
   private statArenaEvictions = 0;
   private statArenaGrowths = 0;
+  private statPrevRefs = 0;
+  private statPrevCarries = 0;
+  private statBytes = 0;
+  /**
+   * Orphans, oldest first: frames of events no longer held that a held slot's
+   * PREV words still point at (order rule 5). Arena offset, length, referrer.
+   */
+  private readonly qOff: number[] = [];
+  private readonly qLen: number[] = [];
+  private readonly qRef: number[] = [];
+  private qHead = 0;
+  /** Scratch for a previous object carried into its own slot's payload (at maxArenaBytes). */
+  private carried = new Uint8Array(0);
 
   constructor(options: HistoryRingOptions) {
     const capacity = options.capacity;
@@ -254,6 +292,22 @@ export class HistoryRing {
   get arenaGrowths(): number {
     return this.statArenaGrowths;
   }
+  /** Appends whose previous object is a reference into an earlier payload (not copied). */
+  get prevReferences(): number {
+    return this.statPrevRefs;
+  }
+  /** Appends that had to copy their referenced previous object into their own payload (at maxArenaBytes). */
+  get prevCarries(): number {
+    return this.statPrevCarries;
+  }
+  /** Frames of evicted events kept because a held slot references them. */
+  get orphans(): number {
+    return this.qOff.length - this.qHead;
+  }
+  /** Arena bytes written so far (payloads and carried frames; skipped wrap tails not counted). */
+  get bytesWritten(): number {
+    return this.statBytes;
+  }
 
   /** A reader on this thread. */
   reader(): HistoryRingReader {
@@ -302,58 +356,94 @@ export class HistoryRing {
 
   /**
    * Append a payload written by `source` straight into the arena at its
-   * place (one copy), as append() does with bytes.
+   * place (one copy), as append() does with bytes. When meta.prevAbs names an
+   * earlier held event, the slot's previous object is a byte range of that
+   * event's payload (referenced, not copied; order rule 5 keeps it valid).
    */
   appendPayload(meta: AppendMeta, source: PayloadSource): number {
-    const len = source.byteLength;
+    const srcLen = source.byteLength;
     const rv = meta.rv;
-    if (len < 1) throw new RangeError('history ring: payload must not be empty');
+    const next = this.next;
+    if (srcLen < 1) throw new RangeError('history ring: payload must not be empty');
     if (!Number.isSafeInteger(rv) || rv < this.lastRv) {
       throw new RangeError(`history ring: RV ${rv} is not a safe integer ≥ the last RV ${this.lastRv}`);
     }
-    if (len > this.maxArenaBytes) {
+    if (srcLen > this.maxArenaBytes) {
       throw new RangeError(
-        `history ring: payload of ${len} bytes is larger than the arena can grow (maxArenaBytes ${this.maxArenaBytes})`,
+        `history ring: payload of ${srcLen} bytes is larger than the arena can grow (maxArenaBytes ${this.maxArenaBytes})`,
       );
     }
-    while (len > this.arenaSize) this.growArena(); // forced growth for an oversize payload
+    // The previous object's bytes: none, inside this payload, or a range of an earlier held payload.
+    const prevLength = meta.prevLength ?? 0;
+    const prevStart = meta.prevStart ?? 0;
+    const prevAbs = prevLength > 0 ? (meta.prevAbs ?? next) : next;
+    const ref = prevAbs !== next ? prevAbs : -1;
+    if (prevLength > 0) {
+      const within = prevAbs === next ? srcLen : ref >= this.oldest && ref < next ? this.lengthOf(ref) : -1;
+      if (!Number.isSafeInteger(prevStart) || prevStart < 0 || prevStart + prevLength > within) {
+        throw new RangeError(
+          `history ring: previous object bytes [${prevStart}, +${prevLength}) not in event ${prevAbs}`,
+        );
+      }
+      if (ref >= 0 && this.refByOf(ref) !== 0) throw new RangeError(`history ring: event ${ref} is referenced already`);
+    }
+    while (srcLen > this.arenaSize) this.growArena(); // forced growth for an oversize payload
 
-    const next = this.next;
     // Index full: the slot we are about to write holds the oldest event.
     const oCap = next - this.oldest >= this.cap ? next - this.cap + 1 : this.oldest;
-    let o: number;
-    let p: number;
+    // Registered before the scan, so covering the referenced bytes counts as covering live bytes.
+    if (ref >= 0) this.setRefBy(ref, next - ref);
+    let carry = false; // the referenced bytes are copied into this slot's own payload instead
+    let len: number;
     for (;;) {
-      o = oCap;
-      p = align4(this.w);
-      if (p + len > this.arenaSize) {
-        // Wrap to byte 0: first every event still ahead of w (the older lap) goes ...
-        while (o < next && this.offsetOf(o) >= this.w) o++;
-        p = 0;
-        // ... then, in age order (= address order), those whose bytes start below len.
-        while (o < next && this.offsetOf(o) < len) o++;
-      } else {
-        // Events ahead of w in address order are the oldest ones; evict those we would cover.
-        while (o < next) {
-          const off = this.offsetOf(o);
-          if (off < p || off >= p + len) break;
-          o++;
-        }
+      len = carry ? align4(srcLen) + prevLength : srcLen;
+      if (len > this.maxArenaBytes) {
+        this.setRefBy(ref, 0);
+        throw new RangeError(`history ring: payload with its previous object (${len} bytes) exceeds maxArenaBytes`);
       }
-      // The arena, not the index, is the limit: grow instead of evicting while allowed.
-      if (o > oCap && this.arenaSize < this.maxArenaBytes) {
+      if (len > this.arenaSize) {
         this.growArena();
+        continue;
+      }
+      this.scan(len, oCap, carry);
+      const grow = this.scanO > oCap || this.scanLive || this.scanOwnRef;
+      // The arena, not the index, is the limit: grow instead of evicting (or covering referenced bytes) while allowed.
+      if (grow && this.arenaSize < this.maxArenaBytes) {
+        this.growArena();
+        continue;
+      }
+      // At maxArenaBytes, this event's own previous object is in the way: carry a copy in its own payload.
+      if (this.scanOwnRef && !carry) {
+        carry = true;
         continue;
       }
       break;
     }
+    const o = this.scanO;
+    const p = this.scanP;
     if (o > oCap) this.statArenaEvictions += o - oCap;
+    // The referenced bytes' place after any relocation above (the event is held until evictTo below).
+    let prevOff = ref >= 0 ? this.offsetOf(ref) + prevStart : p + prevStart;
+    if (carry) {
+      this.setRefBy(ref, 0);
+      if (this.carried.length < prevLength)
+        this.carried = new Uint8Array(Math.max(prevLength, this.carried.length * 2));
+      // INVARIANT (referenced bytes): copied out before this payload's bytes may cover them; the
+      // slot then points into its own payload (no other slot referenced these bytes).
+      this.carried.set(this.arena.subarray(prevOff, prevOff + prevLength));
+      prevOff = p + align4(srcLen);
+    }
+    // Orphans scanned over are gone (covered, their referrers evicted); events leaving the index whose
+    // frames a later held slot references stay in the arena as orphans (order rule 5).
+    this.dropOrphans(this.scanQ);
+    this.retire(o, ref >= 0 && !carry ? prevOff : -1, prevLength);
     // INVARIANT (overwritten detection): OLDEST is advanced, by Atomics, before
     // the evicted events' slot or arena bytes are touched. A reader that finds
     // OLDEST ≤ its index after copying knows nothing it copied was reused.
     if (o !== this.oldest) this.evictTo(o, this.rvOf(o - 1));
 
     source.writeTo(this.arena, p);
+    if (carry) this.arena.set(this.carried.subarray(0, prevLength), prevOff);
 
     const base = (next % this.cap) * SLOT_I32;
     const fb = (next % this.cap) * SLOT_F64;
@@ -372,12 +462,136 @@ export class HistoryRing {
     sI[base + S_PREV_TRIGGER] = meta.prevTriggerHash;
     sI[base + S_OFFSET] = p;
     sI[base + S_LENGTH] = len;
+    sI[base + S_PREV_OFFSET] = prevLength > 0 ? prevOff : 0;
+    sI[base + S_PREV_LENGTH] = prevLength;
+    sI[base + S_REF_BY] = 0;
     Atomics.store(sI, base + S_SEQ, (seq + 2) | 0);
 
     this.w = p + len;
     this.lastRv = rv;
     this.next = next + 1;
+    this.statBytes += len;
+    if (ref >= 0) {
+      if (carry) this.statPrevCarries++;
+      else this.statPrevRefs++;
+    }
     return next;
+  }
+
+  // Scan results (fields, so an append allocates nothing).
+  private scanO = 0;
+  private scanP = 0;
+  private scanQ = 0;
+  private scanE = 0;
+  private scanLive = false;
+  private scanOwnRef = false;
+
+  /**
+   * Which bytes a payload of `len` bytes at the write position covers. The
+   * arena's live byte ranges in age order (= address order from the write
+   * position) are the orphans (frames of evicted events that a held slot
+   * still references), then the held events' payloads. Sets scanP (where the
+   * payload goes), scanO (the new OLDEST: held events whose payload is
+   * covered, and, for covered referenced bytes, their referrer, are evicted),
+   * scanQ (first orphan not covered), scanLive (covered bytes a held slot
+   * references), scanOwnRef (covered bytes this very event references).
+   */
+  private scan(len: number, oCap: number, carry: boolean): void {
+    this.scanQ = this.qHead;
+    this.scanE = this.oldest;
+    this.scanO = oCap;
+    this.scanLive = false;
+    this.scanOwnRef = false;
+    let p = align4(this.w);
+    if (p + len > this.arenaSize) {
+      // Wrap to byte 0: first everything still ahead of w (the older lap) goes ...
+      for (let s = this.scanStart(); s >= this.w; s = this.scanStart()) this.scanTake(carry);
+      p = 0;
+      // ... then, in age order (= address order), what starts below len.
+      for (let s = this.scanStart(); s >= 0 && s < len; s = this.scanStart()) this.scanTake(carry);
+    } else {
+      // What is ahead of w in address order is the oldest; take what we would cover.
+      for (let s = this.scanStart(); s >= p && s < p + len; s = this.scanStart()) this.scanTake(carry);
+    }
+    this.scanP = p;
+  }
+
+  /** Where the scan's next live range starts (-1: none left). */
+  private scanStart(): number {
+    if (this.scanQ < this.qOff.length) return this.qOff[this.scanQ]!;
+    return this.scanE < this.next ? this.offsetOf(this.scanE) : -1;
+  }
+
+  /** The scan covers its next live range. */
+  private scanTake(carry: boolean): void {
+    let r: number;
+    if (this.scanQ < this.qOff.length) {
+      r = this.qRef[this.scanQ]!;
+      this.scanQ++;
+    } else {
+      const ev = this.scanE++;
+      if (ev >= this.scanO) this.scanO = ev + 1;
+      const d = this.refByOf(ev);
+      if (d === 0) return;
+      r = ev + d;
+      if (r === this.next) {
+        if (!carry) this.scanOwnRef = true;
+        return;
+      }
+    }
+    // INVARIANT (referenced bytes, order rule 5): bytes a held slot references are covered only
+    // once that slot is evicted: below maxArenaBytes the caller grows the arena instead (scanLive);
+    // at maxArenaBytes the referrer goes, with everything older (FIFO kept), OLDEST advanced first.
+    if (r >= this.scanO) {
+      this.scanLive = true;
+      this.scanO = r + 1;
+    }
+  }
+
+  /**
+   * Events leaving the index ([oldest, o)) whose frame a held slot references
+   * become orphans: their bytes stay (order rule 5) until the write position
+   * covers them after the referrer is gone. `ownOff` is where this append's
+   * referenced bytes are (-1: none), since its slot is not written yet.
+   */
+  private retire(o: number, ownOff: number, ownLen: number): void {
+    const next = this.next;
+    for (let ev = this.oldest; ev < o; ev++) {
+      const d = this.refByOf(ev);
+      if (d === 0) continue;
+      const r = ev + d;
+      if (r < o) continue; // the referrer goes too
+      if (r === next) {
+        if (ownOff >= 0) this.pushOrphan(ownOff, ownLen, r);
+        continue;
+      }
+      const b = (r % this.cap) * SLOT_I32;
+      this.pushOrphan(this.sI[b + S_PREV_OFFSET]!, this.sI[b + S_PREV_LENGTH]!, r);
+    }
+  }
+
+  private pushOrphan(off: number, len: number, referrer: number): void {
+    this.qOff.push(off);
+    this.qLen.push(len);
+    this.qRef.push(referrer);
+  }
+
+  /** Forget the orphans before queue position `q` (and any whose referrer is gone, at the front). */
+  private dropOrphans(q: number): void {
+    while (q < this.qOff.length && this.qRef[q]! < this.oldest) q++;
+    this.qHead = q;
+    if (q === 0) return;
+    if (q === this.qOff.length) {
+      this.qOff.length = 0;
+      this.qLen.length = 0;
+      this.qRef.length = 0;
+      this.qHead = 0;
+    } else if (q > 1024 && q * 2 > this.qOff.length) {
+      this.qOff.splice(0, q);
+      this.qLen.splice(0, q);
+      this.qRef.splice(0, q);
+      this.qHead = 0;
+    }
   }
 
   /**
@@ -408,6 +622,7 @@ export class HistoryRing {
     this.lastRv = startRV;
     this.published = this.next; // unpublished events are dropped too
     this.evictTo(this.next, startRV); // OLDEST first: only then may bytes be reused
+    this.dropOrphans(this.qOff.length); // their referrers are gone too
     this.w = 0;
     Atomics.add(this.hI, H_PUBLISH_COUNT, 1);
     if (Atomics.load(this.hI, H_WAITERS) !== 0) Atomics.notify(this.hI, H_PUBLISH_COUNT);
@@ -435,6 +650,19 @@ export class HistoryRing {
 
   private offsetOf(abs: number): number {
     return this.sI[(abs % this.cap) * SLOT_I32 + S_OFFSET]!;
+  }
+
+  private lengthOf(abs: number): number {
+    return this.sI[(abs % this.cap) * SLOT_I32 + S_LENGTH]!;
+  }
+
+  private refByOf(abs: number): number {
+    return this.sI[(abs % this.cap) * SLOT_I32 + S_REF_BY]!;
+  }
+
+  /** The writer's own word (readers never read it): no seqlock needed. */
+  private setRefBy(abs: number, delta: number): void {
+    if (abs >= 0) this.sI[(abs % this.cap) * SLOT_I32 + S_REF_BY] = delta;
   }
 
   private rvOf(abs: number): number {
@@ -514,8 +742,12 @@ export class HistoryRing {
     const c2 = this.cap;
     if (c2 % 2 !== 0) throw new RangeError(`history ring: capacity ${c2} cannot be halved`);
     const c = c2 / 2;
-    // 1. Keep at most C events (OLDEST first, before any slot is reused).
-    if (this.next - this.oldest > c) this.evictTo(this.next - c, this.rvOf(this.next - c - 1));
+    // 1. Keep at most C events (OLDEST first, before any slot is reused); frames that
+    //    held slots reference stay as orphans (order rule 5), read from the slots first.
+    if (this.next - this.oldest > c) {
+      this.retire(this.next - c, -1, 0);
+      this.evictTo(this.next - c, this.rvOf(this.next - c - 1));
+    }
     // 2. Upper-half events move down; the lower slot they take holds an evicted event.
     for (let abs = this.oldest; abs < this.next; abs++) {
       const s = abs % c2;
@@ -543,24 +775,38 @@ export class HistoryRing {
       this.arena = new Uint8Array(arena, 0, arena.byteLength);
     }
     const w = this.w;
-    if (this.next > this.oldest && this.offsetOf(this.oldest) >= w) {
-      // Wrapped: older lap at [t, e), newer lap at [0, w) with w ≤ t. Copy the
-      // newer lap to [e, e + w) (free: the old unused tail plus the new half;
-      // e + w ≤ 2·old) and repoint its slots under their seqlocks.
-      let first = this.oldest;
-      while (first < this.next && this.offsetOf(first) >= w) first++;
-      const e = align4(this.offsetOf(first - 1) + this.sI[((first - 1) % this.cap) * SLOT_I32 + S_LENGTH]!);
+    const qEnd = this.qOff.length;
+    // The oldest live bytes: the first orphan's, else the oldest held event's.
+    const oldestStart =
+      this.qHead < qEnd ? this.qOff[this.qHead]! : this.next > this.oldest ? this.offsetOf(this.oldest) : -1;
+    if (oldestStart >= w) {
+      // Wrapped: older lap (orphans, then events) at [t, e), newer lap at [0, w)
+      // with w ≤ t. Copy the newer lap to [e, e + w) (free: the old unused tail
+      // plus the new half; e + w ≤ 2·old) and repoint its slots under their
+      // seqlocks. Orphans are older than every held event, so all in the older lap.
+      let e = 0;
+      for (let q = this.qHead; q < qEnd && this.qOff[q]! >= w; q++) e = Math.max(e, this.qOff[q]! + this.qLen[q]!);
+      for (let abs = this.oldest; abs < this.next && this.offsetOf(abs) >= w; abs++) {
+        e = Math.max(e, this.offsetOf(abs) + this.lengthOf(abs));
+      }
+      e = align4(e);
       this.arena.copyWithin(e, 0, w);
-      for (let abs = first; abs < this.next; abs++) {
-        const slot = abs % this.cap;
-        const b = slot * SLOT_I32;
-        const seq = this.sI[b + S_SEQ]!;
+      const sI = this.sI;
+      for (let abs = this.oldest; abs < this.next; abs++) {
+        const b = (abs % this.cap) * SLOT_I32;
+        const moves = sI[b + S_OFFSET]! < w;
+        // A previous object's bytes in the newer lap move too (its own payload or an earlier one's).
+        const prevMoves = sI[b + S_PREV_LENGTH]! > 0 && sI[b + S_PREV_OFFSET]! < w;
+        if (!moves && !prevMoves) continue;
+        const seq = sI[b + S_SEQ]!;
         // INVARIANT (torn-read detection): a reader that copied from the old
         // place sees SEQ change; bytes at [0, w) are reused only after this.
-        Atomics.store(this.sI, b + S_SEQ, (seq + 1) | 0);
-        this.sI[b + S_OFFSET] = this.sI[b + S_OFFSET]! + e;
-        Atomics.store(this.sI, b + S_SEQ, (seq + 2) | 0);
+        Atomics.store(sI, b + S_SEQ, (seq + 1) | 0);
+        if (moves) sI[b + S_OFFSET] = sI[b + S_OFFSET]! + e;
+        if (prevMoves) sI[b + S_PREV_OFFSET] = sI[b + S_PREV_OFFSET]! + e;
+        Atomics.store(sI, b + S_SEQ, (seq + 2) | 0);
       }
+      for (let q = this.qHead; q < qEnd; q++) if (this.qOff[q]! < w) this.qOff[q] = this.qOff[q]! + e;
       this.w = e + w;
     }
     Atomics.store(this.hI, H_ARENA_SIZE, size);

@@ -63,7 +63,7 @@ test('beta: the ring is written after the live dispatch, once per event, and the
   for (let i = 1; i <= 3; i++) {
     assert.equal(ring.read(published0 + i - 1, rec), ReadStatus.OK);
     assert.equal(rec.hasPrev, true);
-    const d = decodeRingPayload(unpackr, rec.payload.subarray(0, rec.length), rec.hasPrev);
+    const d = decodeRingPayload(unpackr, rec.payload, rec.prevStart, rec.prevLength);
     assert.deepEqual(d.frame.object.spec, { step: i });
     assert.deepEqual(d.prevObject?.spec, i === 1 ? {} : { step: i - 1 });
   }

@@ -7,6 +7,9 @@
  *   must answer OVERWRITTEN; indexAfterRV answers are checked too.
  * - 'follow': reads every index in order, parking on the publish counter when
  *   caught up; when it falls behind (OVERWRITTEN) it resumes at indexAfterRV.
+ * - 'refs': like 'hammer', on payloads whose previous object is a reference
+ *   into an earlier payload (ring-fixtures refPayload): every OK read must hold
+ *   exactly its payload and the previous event's frame (refCheck).
  *
  * Runs until control[0] becomes 1 ('hammer') or the writer's final index is
  * reached ('follow'), then posts its counters. Loaded directly by the test
@@ -16,10 +19,13 @@ import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import type { HistoryRingHandle } from '../../src/ring/ring-layout.js';
 import { HistoryRingReader, ReadStatus, TOO_OLD, createRingRecord } from '../../src/ring/ring-reader.js';
 import { hash32 } from '../../src/ring/hash32.js';
-import { checkEvent, namespaceOf, rvOf, typeCodeOf } from './ring-fixtures.js';
+import { checkEvent, namespaceOf, refCheck, refPrevTable, rvOf, typeCodeOf } from './ring-fixtures.js';
 
 export interface ReaderWorkerData {
-  mode: 'hammer' | 'follow';
+  mode: 'hammer' | 'follow' | 'refs';
+  /** 'refs': events on refKeys keys (ring-fixtures refKeyOf), refEvents of them in all. */
+  refKeys?: number;
+  refEvents?: number;
   handle: HistoryRingHandle;
   /** Int32: [0] stop flag, [1] final published index for 'follow' (-1 until known). */
   control: SharedArrayBuffer;
@@ -99,6 +105,37 @@ function run(data: ReaderWorkerData): ReaderWorkerResult {
       else res.notPublished++;
     }
   };
+
+  if (data.mode === 'refs') {
+    const prev = refPrevTable(data.refEvents!, data.refKeys!);
+    let x = 99;
+    const rand = (n: number): number => {
+      x = (Math.imul(x, 1103515245) + 12345) & 0x7fffffff;
+      return x % n;
+    };
+    const read = (abs: number): void => {
+      res.reads++;
+      const st = reader.read(abs, rec);
+      if (st === ReadStatus.OK) {
+        res.ok++;
+        const err = rec.rv === rvOf(abs) ? refCheck(abs, prev[abs]!, rec) : `rv ${rec.rv}`;
+        if (err !== null) fail(`read(${abs}): ${err}`);
+      } else if (st === ReadStatus.OVERWRITTEN) res.overwritten++;
+      else res.notPublished++;
+    };
+    while (Atomics.load(control, 0) === 0) {
+      const pub = reader.publishedIndex;
+      const old = reader.oldestIndex;
+      if (pub === 0) continue;
+      // The eviction front (whose previous objects are the oldest bytes), the newest, the middle.
+      read(old);
+      read(old + rand(4));
+      read(pub - 1);
+      read(old + rand(Math.max(1, pub - old)));
+    }
+    res.retries = reader.retries;
+    return res;
+  }
 
   if (data.mode === 'hammer') {
     let x = 12345;

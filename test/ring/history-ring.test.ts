@@ -11,7 +11,7 @@ import { EventTypeCode, eventTypeName } from '../../src/ring/ring-layout.js';
 import { HistoryRingReader, ReadStatus, TOO_OLD, createRingRecord } from '../../src/ring/ring-reader.js';
 import { HistoryRing, type AppendMeta } from '../../src/ring/ring-writer.js';
 import { NO_VALUE_HASH, hash32 } from '../../src/ring/hash32.js';
-import { checkEvent, makeEvent, namespaceOf, rvOf, typeCodeOf } from './ring-fixtures.js';
+import { appendRef, checkEvent, makeEvent, namespaceOf, refPrevTable, rvOf, typeCodeOf } from './ring-fixtures.js';
 import type { ReaderWorkerData, ReaderWorkerResult } from './history-ring-reader-worker.js';
 
 function appendRange(ring: HistoryRing, from: number, to: number, publishEach = true): void {
@@ -325,15 +325,22 @@ describe('history ring: single thread', () => {
 });
 
 async function runReaderWorker(
-  mode: 'hammer' | 'follow',
+  mode: 'hammer' | 'follow' | 'refs',
   events: number,
   ring: HistoryRing,
   writer: (ring: HistoryRing, from: number, to: number) => void,
+  refKeys = 0,
 ): Promise<ReaderWorkerResult> {
   const control = new SharedArrayBuffer(8);
   const ctl = new Int32Array(control);
   ctl[1] = -1;
-  const data: ReaderWorkerData = { mode, handle: ring.handle, control, maxCapacity: ring.maxCapacity };
+  const data: ReaderWorkerData = {
+    mode,
+    handle: ring.handle,
+    control,
+    maxCapacity: ring.maxCapacity,
+    ...(mode === 'refs' ? { refKeys, refEvents: events } : {}),
+  };
   const worker = new Worker(new URL('./history-ring-reader-worker.js', import.meta.url), { workerData: data });
   const messages: unknown[] = [];
   const done = new Promise<ReaderWorkerResult>((resolve, reject) => {
@@ -397,6 +404,38 @@ describe('history ring: reader thread vs writer thread', () => {
     assertAllIntact(ring, reader);
     console.log(
       `# hammer: ${JSON.stringify(result)} growths=${ring.arenaGrowths} arenaEvictions=${ring.arenaEvictions}`,
+    );
+  });
+
+  test('previous objects by reference: hammered reads while referenced frames outlive their slots, the arena wraps, grows, relocates and hits its limit: zero torn reads', async () => {
+    const ring = new HistoryRing({ capacity: 64, maxCapacity: 256, arenaBytes: 8 * 1024, maxArenaBytes: 128 * 1024 });
+    const events = 100_000;
+    const keys = 40;
+    const prev = refPrevTable(events, keys);
+    let x = 3;
+    const result = await runReaderWorker(
+      'refs',
+      events,
+      ring,
+      (r, from, to) => {
+        let abs = from;
+        while (abs < to) {
+          x = (Math.imul(x, 1103515245) + 12345) & 0x7fffffff;
+          const end = Math.min(to, abs + 1 + (x % 8));
+          for (; abs < end; abs++) appendRef(r, abs, prev[abs]!, abs % 11 === 0);
+          r.publish();
+          if (abs % 4000 < 8 && abs >= 4000) r.setCapacity(r.capacity === 64 ? 256 : 64);
+        }
+      },
+      keys,
+    );
+    assert.equal(result.firstError, null);
+    assert.equal(result.torn, 0, 'no torn or foreign payload or previous object');
+    assert.ok(result.ok > 1000, `reads succeeded (${result.ok})`);
+    assert.ok(ring.prevReferences > events / 2, `references (${ring.prevReferences})`);
+    assert.ok(ring.arenaGrowths > 0 && ring.arenaEvictions > 0, 'arena grew and then was the limit');
+    console.log(
+      `# refs: ${JSON.stringify(result)} growths=${ring.arenaGrowths} arenaEvictions=${ring.arenaEvictions} references=${ring.prevReferences} carries=${ring.prevCarries}`,
     );
   });
 

@@ -5,8 +5,9 @@
  * exactly the one for that index. A torn or foreign payload fails the check.
  */
 import type { ChangeType } from '../../src/core/types.js';
-import { eventTypeCode } from '../../src/ring/ring-layout.js';
+import { EventTypeCode, eventTypeCode } from '../../src/ring/ring-layout.js';
 import type { RingEvent } from '../../src/ring/ring-reader.js';
+import type { HistoryRing } from '../../src/ring/ring-writer.js';
 
 const TYPES: readonly ChangeType[] = ['ADDED', 'MODIFIED', 'DELETED'];
 
@@ -62,4 +63,104 @@ export function checkEvent(abs: number, rv: number, event: RingEvent): string | 
 /** Slot type code expected at `abs`. */
 export function typeCodeOf(abs: number): number {
   return eventTypeCode(typeOf(abs));
+}
+
+// -- Previous objects by reference (ring-layout.ts order rule 5) ------------------------------
+//
+// Event `abs` is on key refKeyOf(abs); its previous object is the frame of the previous event on
+// the same key (refPrevTable). A payload is [u32 abs][u32 F][frame: F bytes][pad][embedded prev
+// frame, when the writer is not given a reference]. Frame bytes are a function of their event's
+// index, so a torn, stale or foreign range fails refCheck.
+
+/** The key of event `abs` among `keys` keys (a fixed pseudo-random sequence). */
+function refKeyOf(abs: number, keys: number): number {
+  return ((Math.imul(abs + 1, 2654435761) >>> 0) >>> 7) % keys;
+}
+
+/** prev[abs]: the previous event on the same key, or -1. */
+export function refPrevTable(n: number, keys: number): Int32Array {
+  const last = new Int32Array(keys).fill(-1);
+  const prev = new Int32Array(n);
+  for (let abs = 0; abs < n; abs++) {
+    const k = refKeyOf(abs, keys);
+    prev[abs] = last[k]!;
+    last[k] = abs;
+  }
+  return prev;
+}
+
+/** Frame bytes of event `abs` (60 .. 1,259 bytes). */
+export function refFrameLenOf(abs: number): number {
+  return 60 + ((abs * 7919) % 1200);
+}
+
+function refFrameByte(abs: number, k: number): number {
+  return (abs * 31 + k * 7 + (k >> 8)) & 255;
+}
+
+/** Where a reference payload's frame starts. */
+export const REF_FRAME_START = 8;
+
+/** The payload of event `abs`; with `embedPrev` (≥ 0) the frame of event embedPrev follows it. */
+export function refPayload(abs: number, embedPrev: number): { bytes: Uint8Array; prevStart: number } {
+  const f = refFrameLenOf(abs);
+  const pad = abs % 5;
+  const body = REF_FRAME_START + f + pad;
+  const pf = embedPrev >= 0 ? refFrameLenOf(embedPrev) : 0;
+  const bytes = new Uint8Array(body + pf);
+  const dv = new DataView(bytes.buffer);
+  dv.setUint32(0, abs, true);
+  dv.setUint32(4, f, true);
+  for (let k = 0; k < f; k++) bytes[REF_FRAME_START + k] = refFrameByte(abs, k);
+  for (let k = 0; k < pf; k++) bytes[body + k] = refFrameByte(embedPrev, k);
+  return { bytes, prevStart: body };
+}
+
+/** null when a read record of `abs` holds its payload and (prev ≥ 0) the frame of event `prev`. */
+export function refCheck(
+  abs: number,
+  prev: number,
+  rec: { payload: Uint8Array; length: number; prevStart: number; prevLength: number },
+): string | null {
+  const b = rec.payload;
+  const dv = new DataView(b.buffer, b.byteOffset, rec.length);
+  if (rec.length < REF_FRAME_START || dv.getUint32(0, true) !== abs) return `payload of ${abs}: wrong index`;
+  const f = refFrameLenOf(abs);
+  if (dv.getUint32(4, true) !== f) return `payload of ${abs}: frame length`;
+  for (let k = 0; k < f; k++) if (b[REF_FRAME_START + k] !== refFrameByte(abs, k)) return `frame of ${abs}: byte ${k}`;
+  if (prev < 0) return rec.prevLength === 0 ? null : `${abs}: unexpected previous object`;
+  const pf = refFrameLenOf(prev);
+  if (rec.prevLength !== pf) return `${abs}: previous object length ${rec.prevLength} != ${pf}`;
+  if (rec.prevStart < 0) return `${abs}: previous object not read`;
+  for (let k = 0; k < pf; k++) {
+    if (b[rec.prevStart + k] !== refFrameByte(prev, k)) return `${abs}: previous object (event ${prev}) byte ${k}`;
+  }
+  return null;
+}
+
+/**
+ * Append event `abs` (previous event `prev`, or -1) as the beta mirror does: its previous object is
+ * a reference to the previous event's frame while that event is held (unless `copy`), else a copy
+ * embedded in the payload. Returns whether it referenced.
+ */
+export function appendRef(ring: HistoryRing, abs: number, prev: number, copy = false): boolean {
+  const ref = prev >= 0 && !copy && prev >= ring.oldestIndex;
+  const { bytes, prevStart } = refPayload(abs, prev >= 0 && !ref ? prev : -1);
+  const got = ring.append(
+    {
+      rv: rvOf(abs),
+      type: prev >= 0 ? EventTypeCode.MODIFIED : EventTypeCode.ADDED,
+      nsHash: 1,
+      nameHash: abs,
+      triggerHash: 0,
+      prevTriggerHash: 0,
+      hasPrev: prev >= 0,
+      prevLength: prev >= 0 ? refFrameLenOf(prev) : 0,
+      prevStart: ref ? REF_FRAME_START : prevStart,
+      ...(ref ? { prevAbs: prev } : {}),
+    },
+    bytes,
+  );
+  if (got !== abs) throw new Error(`appended at ${got}, not ${abs}`);
+  return ref;
 }
