@@ -282,61 +282,63 @@ describe('spsc channel: two threads', () => {
     );
   });
 
-  test('hand-off after owner-local pushes: a worker continues the stream, nothing lost or duplicated', async () => {
+  /**
+   * A channel of which the main thread produces the first half (`mainSide`, which also consumes until
+   * the channel closes) and a worker, once handed the producer role, the second: every reference arrives
+   * once and in order.
+   */
+  async function handOffToWorker(
+    mainSide: (ch: SpscChannel, half: number, seen: number[]) => Promise<void>,
+  ): Promise<void> {
     const ch = SpscChannel.create(16, WriterOwner.MAIN);
     const total = 20_000;
     const half = total / 2;
     const worker = startWorker({ role: 'handoff-producer', handle: ch.handle, start: half, count: half });
     const seen: number[] = [];
-    let next = 0;
-    // Main is the owner-local producer and consumer of the first half, then the consumer of the worker's.
-    while (next < half) {
-      while (next < half && ch.pushLocal(next, (next % 3) as Variant)) next++;
-      // Leave a few queued at the hand-off: the worker must push behind them.
-      while (ch.size > (next === half ? 5 : 0)) {
-        const ref = ch.popLocal();
-        assert.equal(ch.lastVariant, ref % 3);
-        seen.push(ref);
-      }
-    }
-    assert.ok(ch.handOff(WriterOwner.MAIN, WriterOwner.SYNC_WORKER));
-    for (;;) {
-      const ref = ch.pop();
-      if (ref >= 0) seen.push(ref);
-      else if (ref === POP_CLOSED) break;
-      else await ch.waitForData(50);
-    }
+    await mainSide(ch, half, seen);
     const r = await worker.result;
     await worker.worker.terminate();
     assert.equal(r.count, half);
     assert.equal(ch.terminal, Terminal.END);
     assert.equal(seen.length, total);
     for (let i = 0; i < total; i++) if (seen[i] !== i) assert.fail(`position ${i}: ${seen[i]}`);
-  });
+  }
 
-  test('hand-off: main thread pushes, hands the producer role to a worker, which continues', async () => {
-    const ch = SpscChannel.create(16, WriterOwner.MAIN);
-    const total = 20_000;
-    const half = total / 2;
-    const worker = startWorker({ role: 'handoff-producer', handle: ch.handle, start: half, count: half });
-    const seen: number[] = [];
-    let next = 0;
-    // Main is the producer for the first half and the consumer throughout.
-    for (;;) {
-      while (next < half && ch.tryPush(next)) next++;
-      if (next === half && ch.writerOwner === WriterOwner.MAIN) {
-        assert.ok(ch.handOff(WriterOwner.MAIN, WriterOwner.SYNC_WORKER));
+  test('hand-off after owner-local pushes: a worker continues the stream, nothing lost or duplicated', () =>
+    handOffToWorker(async (ch, half, seen) => {
+      let next = 0;
+      // Main is the owner-local producer and consumer of the first half, then the consumer of the worker's.
+      while (next < half) {
+        while (next < half && ch.pushLocal(next, (next % 3) as Variant)) next++;
+        // Leave a few queued at the hand-off: the worker must push behind them.
+        while (ch.size > (next === half ? 5 : 0)) {
+          const ref = ch.popLocal();
+          assert.equal(ch.lastVariant, ref % 3);
+          seen.push(ref);
+        }
       }
-      const ref = ch.pop();
-      if (ref >= 0) seen.push(ref);
-      else if (ref === POP_CLOSED) break;
-      else if (next === half) await ch.waitForData(50);
-    }
-    const r = await worker.result;
-    await worker.worker.terminate();
-    assert.equal(r.count, half);
-    assert.equal(ch.terminal, Terminal.END);
-    assert.equal(seen.length, total);
-    for (let i = 0; i < total; i++) if (seen[i] !== i) assert.fail(`position ${i}: ${seen[i]}`);
-  });
+      assert.ok(ch.handOff(WriterOwner.MAIN, WriterOwner.SYNC_WORKER));
+      for (;;) {
+        const ref = ch.pop();
+        if (ref >= 0) seen.push(ref);
+        else if (ref === POP_CLOSED) break;
+        else await ch.waitForData(50);
+      }
+    }));
+
+  test('hand-off: main thread pushes, hands the producer role to a worker, which continues', () =>
+    handOffToWorker(async (ch, half, seen) => {
+      let next = 0;
+      // Main is the producer for the first half and the consumer throughout.
+      for (;;) {
+        while (next < half && ch.tryPush(next)) next++;
+        if (next === half && ch.writerOwner === WriterOwner.MAIN) {
+          assert.ok(ch.handOff(WriterOwner.MAIN, WriterOwner.SYNC_WORKER));
+        }
+        const ref = ch.pop();
+        if (ref >= 0) seen.push(ref);
+        else if (ref === POP_CLOSED) break;
+        else if (next === half) await ch.waitForData(50);
+      }
+    }));
 });
