@@ -139,27 +139,30 @@ current-context: local
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     );
+    // One listener for the child's whole life: a flowing stream drops the
+    // chunks it emits while no 'data' listener is attached.
     let out = '';
     let err = '';
+    const waiters = new Set<() => void>();
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      for (const w of [...waiters]) w();
+    });
     const seen = (re: RegExp): Promise<void> =>
       new Promise((resolve, reject) => {
-        const timer = setTimeout(
-          () => reject(new Error(`kubectl -w never printed ${re}; stdout: ${out}; stderr: ${err}`)),
-          20_000,
-        );
-        const check = (): void => {
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          reject(new Error(`kubectl -w never printed ${re}; stdout: ${out}; stderr: ${err}`));
+        }, 20_000);
+        function check(): void {
           if (re.test(out)) {
             clearTimeout(timer);
-            child.stdout.removeListener('data', onData);
+            waiters.delete(check);
             resolve();
           }
-        };
-        const onData = (d: Buffer): void => {
-          out += d.toString();
-          check();
-        };
-        child.stdout.on('data', onData);
+        }
+        waiters.add(check);
         check();
       });
     try {
