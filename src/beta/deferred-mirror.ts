@@ -17,9 +17,10 @@
  * - a relist restarts the ring: BetaSync flushes before it.
  *
  * The frame that carries each event's object is made here too (encode
- * once): the object state keeps a PendingFrame until then
- * (src/wire/frame-source.ts), and the next event on the same object takes
- * its bytes from it as its previous object's frame.
+ * once): the object state keeps the event's PendingFrame
+ * (src/wire/frame-source.ts), which the mirror fills in with the ring event
+ * that carries it; the next event on the same object references it there as
+ * its previous object's frame.
  */
 import type { Clock } from '../core/clock.js';
 import type { KubeObject } from '../core/types.js';
@@ -53,8 +54,8 @@ export class DeferredMirror {
   };
   /** For an object no event has carried: its frame is made by the flush, not now. */
   readonly encodeLater = (object: KubeObject): PendingFrame => new PendingFrame(object);
-  /** For an object no event has carried, when mirroring now. */
-  readonly encodeNow = (object: KubeObject): Uint8Array => this.ring.encodeFrame(object);
+  /** The same when mirroring now: the mirror encodes it when it needs the bytes. */
+  readonly encodeNow = this.encodeLater;
 
   constructor(init: DeferredMirrorInit) {
     this.clock = init.clock;
@@ -78,9 +79,11 @@ export class DeferredMirror {
   }
 
   /** Mirror `event` now, after whatever is queued (the ring's order is the history's). */
-  now(event: WatchCacheEvent, prev: FrameSource | undefined): Uint8Array | undefined {
+  now(event: WatchCacheEvent, prev: FrameSource | undefined): PendingFrame {
     if (this.events.length > 0) this.flush();
-    return this.mirrorOne(event, prev);
+    const frame = new PendingFrame();
+    this.mirrorOne(event, prev, frame);
+    return frame;
   }
 
   /** After a dispatch: mirror what is queued once this turn's consumers have run. */
@@ -100,7 +103,7 @@ export class DeferredMirror {
       this.events = [];
       this.prevs = [];
       this.frames = [];
-      for (let i = 0; i < events.length; i++) frames[i]!.bytes = this.mirrorOne(events[i]!, prevs[i]);
+      for (let i = 0; i < events.length; i++) this.mirrorOne(events[i]!, prevs[i], frames[i]!);
     }
     this.flushed();
   }
@@ -112,18 +115,14 @@ export class DeferredMirror {
     this.frames = [];
   }
 
-  private mirrorOne(event: WatchCacheEvent, prev: FrameSource | undefined): Uint8Array | undefined {
-    const timed = channels.mirror.hasSubscribers; // timed only while someone listens
-    const t0 = timed ? performance.now() : 0;
-    const frame = this.ring.appended(event, this.bytesOf(prev));
-    if (timed) channels.mirror.publish({ cache: this.source, rv: event.rv, durationMs: performance.now() - t0 });
-    return frame;
-  }
-
-  /** A previous object's frame: its bytes (made by an earlier event of this flush, or now for a listed object). */
-  private bytesOf(prev: FrameSource | undefined): Uint8Array | undefined {
-    if (!(prev instanceof PendingFrame)) return prev;
-    if (prev.bytes === undefined && prev.object !== undefined) prev.bytes = this.ring.encodeFrame(prev.object);
-    return prev.bytes;
+  /** Mirror one event; `frame` (the object state's already) gets the ring event that carries it. */
+  private mirrorOne(event: WatchCacheEvent, prev: FrameSource | undefined, frame: PendingFrame): void {
+    if (!channels.mirror.hasSubscribers) {
+      this.ring.appended(event, prev, frame);
+      return;
+    }
+    const t0 = performance.now(); // timed only while someone listens
+    this.ring.appended(event, prev, frame);
+    channels.mirror.publish({ cache: this.source, rv: event.rv, durationMs: performance.now() - t0 });
   }
 }

@@ -15,10 +15,11 @@ import type { EventHistory } from '../history/event-history.js';
 import type { WatchCacheEvent } from '../history/watch-cache-event.js';
 import type { CacheMetrics } from '../metrics/cache-metrics.js';
 import { hash32, hashOptional } from '../ring/hash32.js';
-import { eventTypeCode, type HistoryRingHandle } from '../ring/ring-layout.js';
-import { HistoryRing } from '../ring/ring-writer.js';
-import { RING_FRAME_START, RingPayloadWriter } from '../protocol/ring-payload.js';
+import { EventTypeCode, eventTypeCode, type HistoryRingHandle } from '../ring/ring-layout.js';
+import { HistoryRing, type AppendMeta } from '../ring/ring-writer.js';
+import { copyRingFrame, RING_FRAME_START, RingPayloadWriter } from '../protocol/ring-payload.js';
 import { Delivery } from '../selection/selection.js';
+import { PendingFrame, type FrameSource, type FrameStore } from '../wire/frame-source.js';
 import { msgpack } from '../wire/watch-event.js';
 
 /**
@@ -39,30 +40,42 @@ export interface RingMirrorInit {
   onPublished?: (() => void) | undefined;
 }
 
-export class RingMirror {
+export class RingMirror implements FrameStore {
   private readonly ring: HistoryRing;
   private readonly history: EventHistory;
   private readonly metrics: CacheMetrics;
   /** Builds each event's payload; the ring copies it straight into its arena. */
   private readonly payload: RingPayloadWriter;
+  /** The slot words of each append (one object, rewritten per event). */
+  private readonly meta: AppendMeta = {
+    rv: 0,
+    type: EventTypeCode.ADDED,
+    nsHash: 0,
+    nameHash: 0,
+    triggerHash: 0,
+    prevTriggerHash: 0,
+    hasPrev: false,
+    prevLength: 0,
+    prevStart: 0,
+    prevAbs: undefined,
+  };
   private readonly lowerBound: number;
   private readonly onDesync: RingMirrorInit['onDesync'];
   private readonly onPublished: (() => void) | undefined;
   private failed = false;
   /**
-   * The ring index of the event whose payload carries each frame (frames are
-   * immutable and made once per event): the next event on the same key
-   * references that payload's FRAME as its previous object instead of copying
-   * it. An entry is taken when used, so each payload is referenced at most
-   * once (the ring's REF_BY has room for one referrer), and dropped once its
-   * event left the ring (`carrierOrder`: the frames in ring order, from index
-   * `carrierBase`). A Map, not a WeakMap: the history holds these frames
-   * anyway, and V8's ephemeron tables cost GC time per young key.
+   * The frame of each event in the ring, in ring order (`held[heldHead + i]`
+   * is event `heldBase + i`'s): its bytes are its payload's FRAME. When an
+   * event leaves the ring and no later event took its frame (the object has
+   * not changed since), the frame is copied out into its own bytes (order
+   * rule: before the ring reuses them, onEvict), so the next event on that
+   * object can still copy it as its previous object, never re-encoding it.
    */
-  private readonly carriers = new Map<Uint8Array, number>();
-  private carrierOrder: Uint8Array[] = [];
-  private carrierHead = 0;
-  private carrierBase = 0;
+  private held: PendingFrame[] = [];
+  private heldHead = 0;
+  private heldBase = 0;
+  /** A relist restarts the ring: the object state is replaced, nobody needs the old frames. */
+  private restarting = false;
 
   constructor(init: RingMirrorInit) {
     this.history = init.history;
@@ -83,6 +96,7 @@ export class RingMirror {
       maxCapacity,
       arenaBytes,
       maxArenaBytes: Math.max(arenaBytes, Math.min(MAX_ARENA_BYTES, maxCapacity * RING_BYTES_PER_EVENT)),
+      onEvict: (from, to) => this.evicted(from, to),
     });
   }
 
@@ -103,7 +117,13 @@ export class RingMirror {
 
   /** A relist: the ring restarts after listRV (unless the mirror has stopped, or RVs would go back). */
   restartAfter(listRV: number): void {
-    if (!this.failed && listRV >= this.ring.lastRV) this.ring.clear(listRV);
+    if (this.failed || listRV < this.ring.lastRV) return;
+    this.restarting = true;
+    try {
+      this.ring.clear(listRV);
+    } finally {
+      this.restarting = false;
+    }
   }
 
   /** A msgpack frame for an object no event has carried yet (one from the initial list). */
@@ -112,83 +132,106 @@ export class RingMirror {
     return msgpack.pack({ type: 'ADDED', object });
   }
 
+  /** FrameStore: a copy of the frame carried by ring event `abs` while it is in the ring (no encode). */
+  copyFrame(abs: number): Uint8Array | undefined {
+    const payload = this.ring.heldBytes(abs);
+    return payload === undefined ? undefined : copyRingFrame(payload);
+  }
+
   /**
    * Mirror an appended history event into the ring, then publish. Payload
    * (src/protocol/ring-payload.ts): the event's wire frame `{type, object}`
-   * (its one msgpack encoding, shared with msgpack streams) and the selection
-   * section (binary, no second msgpack), copied once, straight into the
-   * arena. The previous object is the frame that carried it: referenced in
-   * the ring slot that carries it when that event is still in the ring, else
-   * copied into the payload (reused bytes, never re-encoded). Returns the
-   * event's frame (the object state keeps it for the next event), undefined
-   * once desynced.
+   * (its one msgpack encoding, packed into msgpackr's reused buffer and
+   * copied once, straight into the arena; msgpack streams get it from there)
+   * and the selection section (binary, no second msgpack). The previous
+   * object is the frame that carried it (`prev`): referenced in the ring slot
+   * that carries it when that event is still in the ring and nobody
+   * references it yet, else copied into the payload (reused bytes, never
+   * re-encoded). `out` becomes the event's frame (its carrier: this event's
+   * ring index) for the object state to keep; returned, undefined once
+   * desynced.
    */
-  appended(event: WatchCacheEvent, prevFrame: Uint8Array | undefined): Uint8Array | undefined {
+  appended(event: WatchCacheEvent, prev: FrameSource | undefined, out = new PendingFrame()): PendingFrame | undefined {
     if (this.failed) return undefined;
     this.syncCapacity();
-    const frame = event.deliver(Delivery.AsIs).msgpackFrame(this.metrics);
     // The previous object's values go with the frame that carries it (hasPrev), never without it.
-    const prevObject = prevFrame === undefined ? undefined : event.prevObject;
-    this.dropCarriers();
+    const prevObject = prev === undefined ? undefined : event.prevObject;
+    const meta = this.meta;
     let carrier = -1;
+    let copied: Uint8Array | undefined;
+    let prevLength = 0;
     if (prevObject !== undefined) {
-      carrier = this.carriers.get(prevFrame!) ?? -1;
-      if (carrier >= 0) this.carriers.delete(prevFrame!);
-      // Only a payload still in the ring can be referenced (a relist or eviction dropped older ones).
-      if (carrier < this.ring.oldestIndex) carrier = -1;
+      if (prev instanceof PendingFrame) {
+        prev.taken = true; // this event takes it: nobody needs it once its carrier leaves the ring
+        // Only a payload still in the ring, and not referenced yet, can be referenced (order rule 5).
+        if (prev.carrier >= 0 && this.ring.referable(prev.carrier)) {
+          carrier = prev.carrier;
+          prevLength = prev.length;
+        } else copied = prev.read() ?? this.ownBytes(prev, prevObject);
+      } else copied = prev;
+      if (copied !== undefined) prevLength = copied.length;
     }
-    const copied = prevObject !== undefined && carrier < 0 ? prevFrame : undefined;
-    this.payload.set(frame, event.object, prevObject, copied);
     try {
-      const abs = this.ring.appendPayload(
-        {
-          rv: event.rv,
-          type: eventTypeCode(event.type),
-          nsHash: hash32(event.namespace),
-          nameHash: hash32(event.name),
-          triggerHash: hashOptional(event.triggerValue === '' ? undefined : event.triggerValue),
-          prevTriggerHash: hashOptional(event.prevTriggerValue === '' ? undefined : event.prevTriggerValue),
-          hasPrev: prevObject !== undefined,
-          // The previous object's bytes: the FRAME of the payload that carried it, or the copy in this one.
-          prevLength: prevObject === undefined ? 0 : prevFrame!.length,
-          prevStart: carrier >= 0 ? RING_FRAME_START : this.payload.prevFrameStart,
-          prevAbs: carrier >= 0 ? carrier : undefined,
-        },
-        this.payload,
-      );
+      // Packed last: nothing may pack between this and the copy into the arena (the bytes are transient).
+      const frame = event.deliver(Delivery.AsIs).packTransient(this.metrics, out);
+      this.payload.set(frame, event.object, prevObject, copied);
+      meta.rv = event.rv;
+      meta.type = eventTypeCode(event.type);
+      meta.nsHash = hash32(event.namespace);
+      meta.nameHash = hash32(event.name);
+      meta.triggerHash = hashOptional(event.triggerValue === '' ? undefined : event.triggerValue);
+      meta.prevTriggerHash = hashOptional(event.prevTriggerValue === '' ? undefined : event.prevTriggerValue);
+      meta.hasPrev = prevObject !== undefined;
+      // The previous object's bytes: the FRAME of the payload that carried it, or the copy in this one.
+      meta.prevLength = prevLength;
+      meta.prevStart = carrier >= 0 ? RING_FRAME_START : this.payload.prevFrameStart;
+      meta.prevAbs = carrier >= 0 ? carrier : undefined;
+      const abs = this.ring.appendPayload(meta, this.payload);
       if (abs !== event.index) throw new Error(`ring index ${abs} != history index ${event.index}`);
-      if (this.carrierOrder.length - this.carrierHead === 0) this.carrierBase = abs;
-      this.carrierOrder.push(frame);
-      this.carriers.set(frame, abs);
+      out.carrier = abs;
+      out.length = this.payload.frameLength;
+      out.store = this;
+      // A DELETED object has no next event on it: nobody takes its frame (a stream still may, while held).
+      out.taken = event.type === 'DELETED';
+      if (this.held.length === this.heldHead) this.heldBase = abs;
+      this.held.push(out);
     } catch (err) {
       this.failed = true;
       this.onDesync(`history ring desynchronized: ${(err as Error).message}`, event);
-      return frame;
+      return out;
     }
     this.ring.publish();
     this.onPublished?.();
-    return frame;
+    return out;
   }
 
-  /** Forget the carriers of events that left the ring (their payloads can no longer be referenced). */
-  private dropCarriers(): void {
-    const oldest = this.ring.oldestIndex;
-    const order = this.carrierOrder;
-    let h = this.carrierHead;
-    while (h < order.length && this.carrierBase < oldest) {
-      const f = order[h]!;
-      if (this.carriers.get(f) === this.carrierBase) this.carriers.delete(f);
-      h++;
-      this.carrierBase++;
+  /**
+   * Bytes of a previous object's frame that is neither referable nor kept:
+   * an initial-list object's (encoded now, once), else (its carrier left the
+   * ring after the frame was taken: only when two events take one frame) the
+   * previous object encoded again, counted.
+   */
+  private ownBytes(prev: PendingFrame, prevObject: KubeObject): Uint8Array {
+    return (prev.bytes = this.encodeFrame(prev.object ?? prevObject));
+  }
+
+  /** onEvict: events [from, to) leave the ring; frames nobody took yet are copied out first. */
+  private evicted(from: number, to: number): void {
+    const held = this.held;
+    let h = this.heldHead + Math.max(0, from - this.heldBase); // frames of events gone already
+    for (let abs = Math.max(from, this.heldBase); abs < to && h < held.length; abs++, h++) {
+      const f = held[h]!;
+      if (!f.taken && f.bytes === undefined && !this.restarting) f.bytes = this.copyFrame(abs);
     }
-    if (h === order.length) {
-      this.carrierOrder = [];
+    this.heldBase += h - this.heldHead;
+    if (h === held.length) {
+      this.held = [];
       h = 0;
-    } else if (h > 4096 && h * 2 > order.length) {
-      this.carrierOrder = order.slice(h);
+    } else if (h > 4096 && h * 2 > held.length) {
+      this.held = held.slice(h);
       h = 0;
     }
-    this.carrierHead = h;
+    this.heldHead = h;
   }
 
   /** The ring's slot capacity follows the history's (powers of two of its lower bound). */

@@ -56,25 +56,34 @@ export interface RingSelection {
   prevValues: (string | undefined)[];
 }
 
+/** A frame's bytes as bytes[start, end) (src/wire/watch-event.ts TransientFrame has this shape). */
+export interface FrameBytes {
+  bytes: Uint8Array;
+  start: number;
+  end: number;
+}
+
 const HEADER = 8;
 /** Where a payload's FRAME starts (the bytes a later slot may reference as its previous object). */
 export const RING_FRAME_START = HEADER;
 const ABSENT = 0xffffffff;
 const FLAG_SKELETON_EXACT = 1;
-const utf8 = new TextEncoder();
 const utf8d = new TextDecoder();
 
 /**
  * Builds one payload at a time (reused across events: no allocation per
- * event beyond a larger scratch when a selection section outgrows it). The
- * frames are copied once, by writeTo, into the ring's arena (it is a
- * ring-writer.ts PayloadSource).
+ * event beyond a larger scratch when a selection section outgrows it, and
+ * the one view of the frame's bytes that writeTo copies from). The frames are
+ * copied once, by writeTo, into the ring's arena (it is a ring-writer.ts
+ * PayloadSource).
  */
 export class RingPayloadWriter {
   private readonly fns: IndexerFunc[];
-  private scratch = new Uint8Array(256);
+  private scratch = Buffer.alloc(256);
   private selLen = 0;
-  private frame: Uint8Array = new Uint8Array(0);
+  private frameBytes: Uint8Array = new Uint8Array(0);
+  private frameStart = 0;
+  private frameLen = 0;
   private prevFrame: Uint8Array | undefined;
 
   constructor(indexers: Record<string, IndexerFunc>) {
@@ -82,17 +91,26 @@ export class RingPayloadWriter {
   }
 
   /**
-   * Prepare the payload of one event: its frame, both objects (for the
-   * selection section) and the previous object's frame when it is to be
-   * copied here (undefined when the slot references it, or there is none).
+   * Prepare the payload of one event: its frame (bytes[start, end), read
+   * again by writeTo), both objects (for the selection section) and the
+   * previous object's frame when it is to be copied here (undefined when the
+   * slot references it, or there is none).
    */
   set(
-    frame: Uint8Array,
+    frame: Uint8Array | FrameBytes,
     object: KubeObject,
     prevObject: KubeObject | undefined,
     prevFrame: Uint8Array | undefined,
   ): this {
-    this.frame = frame;
+    if (frame instanceof Uint8Array) {
+      this.frameBytes = frame;
+      this.frameStart = 0;
+      this.frameLen = frame.length;
+    } else {
+      this.frameBytes = frame.bytes;
+      this.frameStart = frame.start;
+      this.frameLen = frame.end - frame.start;
+    }
     this.prevFrame = prevFrame;
     const md = object.metadata;
     const ns = md?.namespace;
@@ -115,20 +133,30 @@ export class RingPayloadWriter {
   }
 
   get byteLength(): number {
-    return HEADER + this.frame.length + this.selLen + (this.prevFrame?.length ?? 0);
+    return HEADER + this.frameLen + this.selLen + (this.prevFrame?.length ?? 0);
+  }
+
+  /** Bytes of the event's frame. */
+  get frameLength(): number {
+    return this.frameLen;
   }
 
   /** Where PREV_FRAME starts in this payload (its bytes: the prevFrame given to set, if any). */
   get prevFrameStart(): number {
-    return HEADER + this.frame.length + this.selLen;
+    return HEADER + this.frameLen + this.selLen;
   }
 
   writeTo(target: Uint8Array, offset: number): void {
-    const f = this.frame.length;
+    const f = this.frameLen;
+    const bytes = this.frameBytes;
     writeU32(target, offset, f);
     writeU32(target, offset + 4, this.selLen);
-    target.set(this.frame, offset + HEADER);
-    target.set(this.scratch.subarray(0, this.selLen), offset + HEADER + f);
+    const s = this.frameStart;
+    target.set(s === 0 && f === bytes.length ? bytes : bytes.subarray(s, s + f), offset + HEADER);
+    // The selection section is a few dozen bytes: a loop, not a view to copy from.
+    const sel = this.scratch;
+    const at = offset + HEADER + f;
+    for (let i = 0, n = this.selLen; i < n; i++) target[at + i] = sel[i]!;
     if (this.prevFrame !== undefined) target.set(this.prevFrame, offset + HEADER + f + this.selLen);
   }
 
@@ -151,14 +179,14 @@ export class RingPayloadWriter {
     }
     // UTF-8 takes at most 3 bytes per UTF-16 unit.
     this.room(at + 4 + s.length * 3);
-    const n = utf8.encodeInto(s, this.scratch.subarray(at + 4)).written;
+    const n = this.scratch.write(s, at + 4); // UTF-8, in place (no view)
     writeU32(this.scratch, at, n);
     return at + 4 + n;
   }
 
   private room(n: number): void {
     if (n <= this.scratch.length) return;
-    const bigger = new Uint8Array(Math.max(n, this.scratch.length * 2));
+    const bigger = Buffer.alloc(Math.max(n, this.scratch.length * 2));
     bigger.set(this.scratch);
     this.scratch = bigger;
   }
@@ -177,6 +205,11 @@ function writeU32(b: Uint8Array, at: number, v: number): void {
 
 function readU32(b: Uint8Array, at: number): number {
   return (b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16) | (b[at + 3]! << 24)) >>> 0;
+}
+
+/** A copy of the event's FRAME of `payload` (one payload's bytes): its msgpack frame, as streams send it. */
+export function copyRingFrame(payload: Uint8Array): Buffer {
+  return Buffer.from(payload.subarray(HEADER, HEADER + readU32(payload, 0)));
 }
 
 /** The SELECTION section of `bytes` (one payload), without decoding any msgpack. */

@@ -146,6 +146,12 @@ export interface HistoryRingOptions {
   maxArenaBytes?: number;
   /** The history starts after this RV (initial FLOOR_RV). Default 0. */
   startRV?: number;
+  /**
+   * Called on the writer's thread when events [from, to) leave the ring, before
+   * any of their slot words or arena bytes is reused: heldBytes(abs) still
+   * answers for them inside the call (the mirror copies out frames it still needs).
+   */
+  onEvict?: ((from: number, to: number) => void) | undefined;
 }
 
 function isPowerOfTwo(n: number): boolean {
@@ -202,6 +208,9 @@ export class HistoryRing {
   private qHead = 0;
   /** Scratch for a previous object carried into its own slot's payload (at maxArenaBytes). */
   private carried = new Uint8Array(0);
+  private readonly onEvict: ((from: number, to: number) => void) | undefined;
+  /** Inside onEvict: events below `next` but at or above this are still readable by heldBytes. */
+  private evicting = -1;
 
   constructor(options: HistoryRingOptions) {
     const capacity = options.capacity;
@@ -236,6 +245,7 @@ export class HistoryRing {
     this.maxArenaBytes = maxArena;
     this.floor = startRV;
     this.lastRv = startRV;
+    this.onEvict = options.onEvict;
 
     this.hI[H_MAGIC] = MAGIC;
     this.hI[H_LAYOUT] = LAYOUT;
@@ -307,6 +317,24 @@ export class HistoryRing {
   /** Arena bytes written so far (payloads and carried frames; skipped wrap tails not counted). */
   get bytesWritten(): number {
     return this.statBytes;
+  }
+
+  /**
+   * The payload bytes of held event `abs` as a view of the arena (the writer's
+   * own thread: no seqlock needed), or undefined when it is not held. The view
+   * is valid only until the next append, capacity change or clear: copy what
+   * you keep. Inside onEvict it answers for the events leaving, too.
+   */
+  heldBytes(abs: number): Uint8Array | undefined {
+    const low = this.evicting >= 0 ? this.evicting : this.oldest;
+    if (!Number.isSafeInteger(abs) || abs < low || abs >= this.next) return undefined;
+    const off = this.offsetOf(abs);
+    return this.arena.subarray(off, off + this.lengthOf(abs));
+  }
+
+  /** Held event `abs` may be referenced as a previous object (order rule 5: each payload at most once). */
+  referable(abs: number): boolean {
+    return abs >= this.oldest && abs < this.next && this.refByOf(abs) === 0;
   }
 
   /** A reader on this thread. */
@@ -684,6 +712,15 @@ export class HistoryRing {
   }
 
   private evictTo(oldest: number, floorRV: number): void {
+    if (this.onEvict !== undefined && oldest > this.oldest) {
+      // The leaving events' slot words and bytes are untouched until after this call.
+      this.evicting = this.oldest;
+      try {
+        this.onEvict(this.oldest, oldest);
+      } finally {
+        this.evicting = -1;
+      }
+    }
     this.oldest = oldest;
     this.floor = floorRV;
     this.writeHeader();

@@ -6,8 +6,9 @@
  * one per format, and each encoding is counted in
  * apiserver_watch_cache_event_encodings_total{format}.
  */
-import { Packr } from 'msgpackr';
+import { Packr, RESET_BUFFER_MODE, REUSE_BUFFER_MODE } from 'msgpackr';
 import type { KubeObject, WatchEventLike, WatchEventType } from '../core/types.js';
+import type { PendingFrame } from './frame-source.js';
 
 /** Counts encodings per format (bound to the prom-client counter by the cache). */
 export interface EncodingCounter {
@@ -15,6 +16,25 @@ export interface EncodingCounter {
 }
 
 export const msgpack = new Packr({ useRecords: false, moreTypes: false });
+
+/**
+ * A frame's bytes for the moment: bytes[start, end). From `packTransient`,
+ * valid only until the next msgpack pack on this thread (one reused object).
+ */
+export interface TransientFrame {
+  bytes: Uint8Array;
+  start: number;
+  end: number;
+}
+
+const transient: TransientFrame = { bytes: new Uint8Array(0), start: 0, end: 0 };
+/**
+ * Pack into msgpackr's current buffer without taking the bytes: no buffer, no
+ * view allocated (REUSE_BUFFER_MODE returns the buffer itself), and the next
+ * pack writes over them (RESET_BUFFER_MODE). Packs made without these flags
+ * keep their bytes: theirs end before where this one starts.
+ */
+const TRANSIENT = REUSE_BUFFER_MODE | RESET_BUFFER_MODE;
 
 export class WatchEvent implements WatchEventLike {
   readonly type: WatchEventType;
@@ -27,6 +47,8 @@ export class WatchEvent implements WatchEventLike {
   readonly delivery: number;
   #jsonLine: Buffer | undefined;
   #msgpack: Uint8Array | undefined;
+  /** Where the ring mirror put this event's frame (beta), read before encoding again. */
+  #frame: PendingFrame | undefined;
 
   constructor(type: WatchEventType, object: KubeObject, rv: number, ref = -1, delivery = 0) {
     this.type = type;
@@ -47,15 +69,51 @@ export class WatchEvent implements WatchEventLike {
     return line;
   }
 
-  /** The msgpack frame of `{type, object}`, encoded once. */
+  /**
+   * The msgpack frame of `{type, object}`, encoded once: made here on first
+   * use, or copied from where the ring mirror packed it (beta: its ring
+   * payload, while that is in the ring). Encoded again, and counted, only if
+   * asked for after the mirror's copy left the ring unkept.
+   */
   msgpackFrame(counter: EncodingCounter): Uint8Array {
     let frame = this.#msgpack;
     if (frame === undefined) {
-      frame = msgpack.pack({ type: this.type, object: this.object });
+      frame = this.#frame?.read();
+      if (frame === undefined) {
+        frame = msgpack.pack({ type: this.type, object: this.object });
+        counter.encoded('msgpack');
+      }
       this.#msgpack = frame;
-      counter.encoded('msgpack');
     }
     return frame;
+  }
+
+  /**
+   * The frame for the ring mirror to copy into its payload at once: the
+   * frame a stream made already, else packed now (the event's one msgpack
+   * encoding, counted) into msgpackr's reused buffer, valid until the next
+   * pack. `kept` is where the mirror keeps it from now on (msgpackFrame reads
+   * it there).
+   */
+  packTransient(counter: EncodingCounter, kept: PendingFrame): TransientFrame {
+    const t = transient;
+    const made = this.#msgpack;
+    if (made !== undefined) {
+      t.bytes = made;
+      t.start = 0;
+      t.end = made.length;
+      return t;
+    }
+    const out = msgpack.pack({ type: this.type, object: this.object }, TRANSIENT) as unknown as Uint8Array & {
+      start: number;
+      end: number;
+    };
+    counter.encoded('msgpack');
+    this.#frame = kept;
+    t.bytes = out;
+    t.start = out.start;
+    t.end = out.end;
+    return t;
   }
 
   toJSON(): { type: WatchEventType; object: KubeObject } {

@@ -3,7 +3,8 @@
  * the ring with exactly its object and previous object, the previous object
  * referencing the payload that carried it while that payload is in the ring
  * and copied otherwise (an object from the initial list, or one whose last
- * event left the ring); the frame → carrier table stays bounded by the ring.
+ * event left the ring, its frame copied out as it left); the frames the
+ * mirror tracks stay bounded by the ring; a frame is never encoded twice.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,6 +14,9 @@ import type { KubeObject } from '../../src/core/types.js';
 import { RingMirror } from '../../src/beta/ring-mirror.js';
 import { EventHistory } from '../../src/history/event-history.js';
 import { WatchCacheEvent } from '../../src/history/watch-cache-event.js';
+import type { FrameSource } from '../../src/wire/frame-source.js';
+import { msgpack } from '../../src/wire/watch-event.js';
+import { Delivery } from '../../src/selection/selection.js';
 import { CacheMetrics } from '../../src/metrics/cache-metrics.js';
 import { decodeRingPayload } from '../../src/protocol/ring-payload.js';
 import { HistoryRingReader, ReadStatus, createRingRecord } from '../../src/ring/ring-reader.js';
@@ -22,16 +26,19 @@ const node = (o: KubeObject): string | undefined => (o.spec as { nodeName?: stri
 for (const keys of [5, 40]) {
   test(`ring mirror: previous objects referenced while their carrier is in the ring, else copied (${keys} keys, 16 held)`, () => {
     const history = new EventHistory({ lowerBound: 16, upperBound: 16 });
+    const metrics = new CacheMetrics(DEFAULT_RESOURCE);
+    let encodings = 0;
+    metrics.encoded = () => void encodings++;
     const mirror = new RingMirror({
       history,
-      metrics: new CacheMetrics(DEFAULT_RESOURCE),
+      metrics,
       indexers: { 'spec.nodeName': node },
       onDesync: (message) => assert.fail(message),
     });
     const reader = new HistoryRingReader(mirror.handle);
     const unpackr = new Unpackr({ useRecords: false });
     const rec = createRingRecord();
-    const current = new Map<string, { object: KubeObject; frame: Uint8Array }>();
+    const current = new Map<string, { object: KubeObject; frame: FrameSource }>();
     for (let k = 0; k < keys; k++) {
       const object: KubeObject = {
         metadata: { namespace: 'ns', name: `p${k}`, resourceVersion: '1' },
@@ -66,10 +73,14 @@ for (const keys of [5, 40]) {
         assert.equal(reader.read(abs, rec), ReadStatus.OK);
         assert.ok(decodeRingPayload(unpackr, rec.payload, rec.prevStart, rec.prevLength).prevObject !== undefined);
       }
-      const carriers = (mirror as unknown as { carriers: Map<Uint8Array, number> }).carriers;
-      // Events still in the ring, and the one this append evicted (dropped on the next append).
-      assert.ok(carriers.size <= 17, `carriers ${carriers.size}: only events still in the ring`);
+      const m = mirror as unknown as { held: unknown[]; heldHead: number };
+      assert.ok(
+        m.held.length - m.heldHead <= 16,
+        `frames tracked ${m.held.length - m.heldHead}: only events in the ring`,
+      );
     }
+    // Each event and each listed object encoded exactly once (frames whose carrier left were copied out).
+    assert.equal(encodings, keys + 400);
     if (keys === 5) {
       assert.equal(copied, keys, 'only the first event per key (its previous object from the list) copies');
       assert.equal(referenced, 400 - keys);
@@ -80,3 +91,93 @@ for (const keys of [5, 40]) {
     }
   });
 }
+
+test('ring mirror: a msgpack stream sends exactly the ring payload frame, made by the one encoding (held or left the ring)', () => {
+  const history = new EventHistory({ lowerBound: 8, upperBound: 8 });
+  const metrics = new CacheMetrics(DEFAULT_RESOURCE);
+  let encodings = 0;
+  metrics.encoded = () => void encodings++;
+  const mirror = new RingMirror({
+    history,
+    metrics,
+    indexers: { 'spec.nodeName': node },
+    onDesync: (message) => assert.fail(message),
+  });
+  const reader = new HistoryRingReader(mirror.handle);
+  const unpackr = new Unpackr({ useRecords: false });
+  const rec = createRingRecord();
+  const last = new Map<string, { object: KubeObject; frame: FrameSource; ev: WatchCacheEvent }>();
+  const ringFrames = new Map<WatchCacheEvent, Buffer>();
+  // "idle" changes once, at rv 1, and again at rv 40: its first event leaves the ring (8 held) long before.
+  for (let i = 0; i < 40; i++) {
+    const name = i === 0 || i === 39 ? 'idle' : `p${i % 3}`;
+    const prev = last.get(name);
+    const object: KubeObject = {
+      metadata: { namespace: 'ns', name, resourceVersion: String(i + 1) },
+      spec: { nodeName: `n${i}`, pad: 'y'.repeat(i * 13) },
+    };
+    const ev = new WatchCacheEvent(prev ? 'MODIFIED' : 'ADDED', object, prev?.object, i + 1, 0, node);
+    history.append(ev);
+    const before = encodings;
+    const frame = mirror.appended(ev, prev?.frame)!;
+    assert.equal(encodings, before + 1, 'the event is encoded once, by the mirror (its previous frame reused)');
+    assert.equal(reader.read(ev.index, rec), ReadStatus.OK);
+    const f = rec.payload[0]! | (rec.payload[1]! << 8) | (rec.payload[2]! << 16) | (rec.payload[3]! << 24);
+    ringFrames.set(ev, Buffer.from(rec.payload.subarray(8, 8 + f)));
+    assert.deepEqual(decodeRingPayload(unpackr, rec.payload, rec.prevStart, rec.prevLength).prevObject, prev?.object);
+    // Every third event is asked for while its payload is in the ring.
+    if (i % 3 === 1) {
+      assert.deepEqual(ev.deliver(Delivery.AsIs).msgpackFrame(metrics), ringFrames.get(ev), 'stream = ring frame');
+      assert.equal(encodings, before + 1, 'the stream copies the frame: no second encoding');
+    }
+    last.set(name, { object, frame, ev });
+  }
+  // The idle key's first event left the ring untaken until rv 40: its frame was copied out as it left, so
+  // the stream still gets those bytes without encoding (rv 40 copied them as its previous object, too).
+  const idle = [...ringFrames.keys()][0]!;
+  const total = encodings;
+  assert.deepEqual(idle.deliver(Delivery.AsIs).msgpackFrame(metrics), ringFrames.get(idle));
+  assert.equal(encodings, total);
+  // Events taken by a later event before they left: a stream re-encodes (counted); the bytes are the same.
+  for (const [ev, bytes] of [...ringFrames].slice(1, 20)) {
+    assert.deepEqual(ev.deliver(Delivery.AsIs).msgpackFrame(metrics), bytes);
+    assert.deepEqual(msgpack.unpack(bytes), { type: ev.type, object: ev.object });
+  }
+});
+
+test('ring mirror: no msgpack buffer is allocated per event (counted: Buffer.allocUnsafeSlow, msgpackr slabs)', () => {
+  const history = new EventHistory({ lowerBound: 4096, upperBound: 4096 });
+  const mirror = new RingMirror({
+    history,
+    metrics: new CacheMetrics(DEFAULT_RESOURCE),
+    indexers: { 'spec.nodeName': node },
+    onDesync: (message) => assert.fail(message),
+  });
+  const frames = new Map<string, { object: KubeObject; frame: FrameSource }>();
+  const run = (from: number, to: number): void => {
+    for (let i = from; i < to; i++) {
+      const name = `p${i % 50}`;
+      const prev = frames.get(name);
+      const object: KubeObject = {
+        metadata: { namespace: 'ns', name, resourceVersion: String(i + 1) },
+        spec: { nodeName: `n${i % 7}`, pad: 'z'.repeat(1800) },
+      };
+      const ev = new WatchCacheEvent(prev ? 'MODIFIED' : 'ADDED', object, prev?.object, i + 1, 0, node);
+      history.append(ev);
+      frames.set(name, { object, frame: mirror.appended(ev, prev?.frame)! });
+    }
+  };
+  run(0, 100);
+  const slow = Object.getOwnPropertyDescriptor(Buffer, 'allocUnsafeSlow')!;
+  let allocations = 0;
+  Buffer.allocUnsafeSlow = (size: number) => {
+    allocations++;
+    return (slow.value as (n: number) => Buffer<ArrayBuffer>)(size);
+  };
+  try {
+    run(100, 1100); // 1,000 events of ~1.9 KB frames: msgpackr's own slabs took 100 (an 8 KiB slab per four to five frames)
+  } finally {
+    Object.defineProperty(Buffer, 'allocUnsafeSlow', slow);
+  }
+  assert.ok(allocations <= 2, `${allocations} msgpack buffers allocated for 1,000 events`);
+});
