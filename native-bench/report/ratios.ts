@@ -93,6 +93,7 @@ export function computeRatios(report: BenchReport): RatioRow[] {
     .sort((a, b) => b.opsPerSec - a.opsPerSec)
     .pop();
   const packEvent = floorOf(f, 'msgpackr pack event');
+  const packFresh = floorOf(f, 'msgpackr pack fresh update');
   const ringAppend = floorOf(f, 'ring append+publish');
   const ringRead = floorOf(f, 'ring read (copy');
   const unpack = floorOf(f, 'msgpackr unpack');
@@ -143,6 +144,18 @@ export function computeRatios(report: BenchReport): RatioRow[] {
         ratio: t1.ringUsPerEvent / sum,
         note: 'beta encodes the event once into the ring (the previous object is a reference)',
       });
+      if (packFresh !== undefined) {
+        const cold = floorUs(packFresh) + floorUs(ringAppend);
+        out.push({
+          figure: `ring mirror per event (msgpack + append + publish), ${t1.modeLabel}, vs its own objects`,
+          engine: t1.ringUsPerEvent,
+          engineUnit: 'µs',
+          floorName: 'msgpackr pack fresh update (out of cache) + ring append+publish',
+          floor: cold,
+          ratio: t1.ringUsPerEvent / cold,
+          note: 'the same floor packing the suite’s own fresh objects: what the mirror adds to packing them',
+        });
+      }
     }
   }
   const ka = busiestKep(report.kep, 'alpha', (r) => r.passPushes);
