@@ -67,6 +67,8 @@ const HEADER = 8;
 /** Where a payload's FRAME starts (the bytes a later slot may reference as its previous object). */
 export const RING_FRAME_START = HEADER;
 const ABSENT = 0xffffffff;
+/** Strings up to this many UTF-16 units are tried as ASCII first (RingPayloadWriter.str). */
+const SHORT_STRING = 64;
 const FLAG_SKELETON_EXACT = 1;
 const utf8d = new TextDecoder();
 
@@ -179,8 +181,19 @@ export class RingPayloadWriter {
     }
     // UTF-8 takes at most 3 bytes per UTF-16 unit.
     this.room(at + 4 + s.length * 3);
-    const n = this.scratch.write(s, at + 4); // UTF-8, in place (no view)
-    writeU32(this.scratch, at, n);
+    const b = this.scratch;
+    const len = s.length;
+    let n = 0;
+    // Names, namespaces and indexed values are short and mostly ASCII: byte by byte, no native call.
+    if (len <= SHORT_STRING) {
+      while (n < len) {
+        const c = s.charCodeAt(n);
+        if (c >= 0x80) break;
+        b[at + 4 + n++] = c;
+      }
+    }
+    if (n < len) n = b.write(s, at + 4); // UTF-8 in place (no view), from the start
+    writeU32(b, at, n);
     return at + 4 + n;
   }
 
