@@ -31,6 +31,12 @@ export class Dispatcher {
   private queue: (WatchCacheEvent | number)[] = [];
   private queueHead = 0;
   private current: WatchCacheEvent | undefined;
+  /**
+   * The candidates of the current event whose channel was full, in offer order: slots [0, fullCount).
+   * Recorded without a branch of its own (see `offer`) and handed to the policy after the offers.
+   */
+  private full: (Watcher | undefined)[] = [];
+  private fullCount = 0;
   private readonly offerFn = (w: Watcher): void => this.offer(w);
   private readonly resumeFn = (): void => this.resume();
 
@@ -68,9 +74,12 @@ export class Dispatcher {
   }
 
   private dispatchOne(event: WatchCacheEvent): void {
+    // Room to record every candidate as full (JS arrays grow anyway: this keeps the store in bounds).
+    if (this.full.length <= this.index.size) this.full = new Array<Watcher | undefined>(2 * this.index.size + 16);
     this.current = event;
     this.index.forEachCandidate(event, this.offerFn);
     this.current = undefined;
+    if (this.fullCount !== 0) this.fullChannels(event);
     this.lastDispatchedRV = event.rv;
     this.metrics.eventsDispatched.inc();
     if (this.policy.afterEvent(this.resumeFn)) this.paused = true;
@@ -87,8 +96,20 @@ export class Dispatcher {
     if (w.unsynced || !w.accepting) return;
     const event = this.current!;
     const r = offer(w, event);
-    if (r === Offer.Full) this.policy.onFull(w, event);
-    else if (r === Offer.AlreadyHas && event.rv > w.startPosition) this.metrics.skippedEvents.inc();
+    const n = this.fullCount;
+    const next = n + 1;
+    this.full[n] = w;
+    this.fullCount = r === Offer.Full ? next : n;
+    if (r === Offer.AlreadyHas && event.rv > w.startPosition) this.metrics.skippedEvents.inc();
+  }
+
+  /** After the offers of `event`: the full ones go to the policy, in offer order, in one call. */
+  private fullChannels(event: WatchCacheEvent): void {
+    const full = this.full;
+    const n = this.fullCount;
+    this.fullCount = 0;
+    this.policy.onFull(full, n, event);
+    full.fill(undefined, 0, n); // let them go
   }
 
   private resume(): void {
