@@ -146,6 +146,12 @@ function viewsOf(buffer: SharedArrayBuffer): BufferViews {
  */
 const SLOT_REF_BOUND = 2 ** 51 - 1;
 export const MAX_SLOT_REF = SLOT_REF_BOUND;
+/**
+ * References up to this are in range without comparing against SLOT_REF_BOUND: a small integer (every
+ * history index in practice) compares in one integer instruction, while the 2^51 bound is no small
+ * integer, so V8 compares it in Float64 (a conversion and a constant load per push).
+ */
+const SMALL_REF_BOUND = 2 ** 30 - 1;
 
 /** A reference no slot holds exactly (see MAX_SLOT_REF): refused, nothing is pushed. */
 function refuseReference(ref: number): never {
@@ -314,6 +320,13 @@ export class SpscChannel {
     // dispatch loop, and V8 charges a callee's own inlined code against the caller's inlining budget.
     // Every way off the short path is a `return` of a call, so no value of the loop around it stays
     // live across a call (which would make TurboFan spill it on the short path too).
+    if (!(ref >= 0 && ref <= SMALL_REF_BOUND)) return this.pushLocalLargeRef(ref, variant);
+    if (this.local !== LOCAL_OPEN) return this.pushLocalEntering(ref, variant);
+    return this.pushLocalOpen(ref, variant);
+  }
+
+  /** pushLocal of a reference above SMALL_REF_BOUND: the exact range check, then the same push. */
+  private pushLocalLargeRef(ref: number, variant: Variant): boolean {
     if (!(ref >= 0 && ref <= SLOT_REF_BOUND)) return refuseReference(ref);
     if (this.local !== LOCAL_OPEN) return this.pushLocalEntering(ref, variant);
     return this.pushLocalOpen(ref, variant);
