@@ -178,7 +178,7 @@ function foldOutcome(r: WaitOutcome): 'ok' | 'timed-out' {
  * pop/cancel/waitForData as consumer).
  */
 export class SpscChannel {
-  // Field order is layout: what pushLocal reads comes first (six words after the object's three-word
+  // Field order is layout: what pushLocal reads comes first (seven words after the object's three-word
   // header), then what popLocal adds, so the live push reads the object's first cache line or two.
   /**
    * Owner-local mode (module doc): LOCAL_OFF, LOCAL_OPEN or LOCAL_CLOSED. While it is not LOCAL_OFF,
@@ -187,8 +187,8 @@ export class SpscChannel {
   private local: number = LOCAL_OFF;
   /** Owner-local: references queued (TAIL − HEAD). */
   private localCount = 0;
-  /** Owner-local: the slot the next push writes (TAIL mod CAPACITY). */
-  private localTailSlot = 0;
+  /** Owner-local: the Float64 index of the slot the next push writes (r + TAIL mod CAPACITY: no base to add per push). */
+  private localTailWord = 0;
   // Every field has an initializer of the type the constructor stores (0, a typed array): an ES2022
   // field without one is defined as undefined first, and V8 then keeps a general representation for it
   // (a Smi check or a map check at every load on the push path) instead of a Smi or one known map.
@@ -197,6 +197,8 @@ export class SpscChannel {
   // channels costs one set of typed-array objects, not three per channel), and this channel's bases.
   /** The slot words (4·ref + variant). */
   private readonly refs: Float64Array = NO_WORDS;
+  /** Float64 index one past the last slot (r + CAPACITY): where the owner-local tail wraps to r. */
+  private readonly rEnd: number = 0;
   /** Float64 index of SLOT[0]. */
   private readonly r: number = 0;
   /** Owner-local: HEAD's position, in [0, 2·CAPACITY). */
@@ -277,6 +279,7 @@ export class SpscChannel {
     this.span = cap * 2;
     this.refs = views.f64;
     this.r = (at + HEADER_BYTES) >> 3;
+    this.rEnd = this.r + cap;
   }
 
   // -- producer side -----------------------------------------------------------
@@ -343,9 +346,9 @@ export class SpscChannel {
   private pushLocalOpen(ref: number, variant: Variant): boolean {
     const count = this.localCount;
     if (count === this.capacity) return false;
-    const slot = this.localTailSlot;
-    this.refs[this.r + slot] = ref * 4 + variant;
-    this.localTailSlot = slot + 1 === this.capacity ? 0 : slot + 1;
+    const word = this.localTailWord;
+    this.refs[word] = ref * 4 + variant;
+    this.localTailWord = word + 1 === this.rEnd ? this.r : word + 1;
     this.localCount = count + 1;
     return true;
   }
@@ -617,7 +620,7 @@ export class SpscChannel {
     if (count < 0) count += this.span;
     this.localHead = head;
     this.localCount = count;
-    this.localTailSlot = tail < this.capacity ? tail : tail - this.capacity;
+    this.localTailWord = this.r + (tail < this.capacity ? tail : tail - this.capacity);
     this.local = Atomics.load(h, this.b + H_CLOSED) !== 0 ? LOCAL_CLOSED : LOCAL_OPEN;
   }
 
