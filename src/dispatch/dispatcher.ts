@@ -7,8 +7,10 @@
  * 2. Skip watchers that are unsynced or not accepting.
  * 3. offer() (src/watch/offer.ts): position check (invariant 2), selection
  *    (invariant 4), non-blocking push of the shared form moving the position
- *    (invariant 1); a full channel goes to the mode's FullChannelPolicy.
- * 6. Let the policy decide whether dispatch pauses (off mode only).
+ *    (invariant 1); a full channel is recorded.
+ * 4. After the last candidate: the full channels go to the mode's
+ *    FullChannelPolicy in one call, in offer order.
+ * 5. Let the policy decide whether dispatch pauses (off mode only).
  *
  * While paused, later events and progress notifications queue in arrival
  * order and are dispatched on resume.
@@ -79,6 +81,7 @@ export class Dispatcher {
     this.current = event;
     this.index.forEachCandidate(event, this.offerFn);
     this.current = undefined;
+    this.full[this.fullCount] = undefined; // the slot past the full ones holds the last candidate offered: let it go
     if (this.fullCount !== 0) this.fullChannels(event);
     this.lastDispatchedRV = event.rv;
     this.metrics.eventsDispatched.inc();
@@ -96,6 +99,12 @@ export class Dispatcher {
     if (w.unsynced || !w.accepting) return;
     const event = this.current!;
     const r = offer(w, event);
+    // A full channel is recorded with operations every offer runs (the store, the add) and a choice between
+    // two values, not a branch of its own: TurboFan compiles a branch that never ran (no type feedback) as
+    // a deoptimization, so the first mass stall used to throw this whole loop back to the interpreter for
+    // the rest of the event (10,000 offers at interpreter speed: tens of ms, issue 13). The policy gets
+    // the full ones after the loop (`fullChannels`). Invariant 1 (position) is the policy's there: the
+    // failed push left the position below X.
     const n = this.fullCount;
     const next = n + 1;
     this.full[n] = w;
