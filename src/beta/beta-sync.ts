@@ -162,7 +162,14 @@ export class BetaSync implements HandBackContext {
     });
     this.relist = new RelistReset(this.link, this.unsynced, this.hooks, (w) => this.adopt(w));
     this.stalls = new StallHandOver(init.clock, {
-      mark: (w) => this.unsynced.markStalled(w),
+      mark: (full, count, rv, into) => {
+        const from = into.length;
+        const fresh = this.unsynced.markStalled(full, count, rv, into);
+        // Separate sets: out of the live index at once, so no later event visits the stalled watchers
+        // while they wait for their slice (10,000 skips per event kept the main thread from the slices).
+        for (let i = from; i < into.length; i++) this.hooks.unsynced(into[i]!);
+        return fresh;
+      },
       handOver: (w) => this.handOverStalled(w),
       drop: (w) => this.unsynced.remove(w), // a no-op when watcherEnded removed it already
       // One observation per slice, not per watcher (a slice is up to HAND_OVER_CHUNK of them).
@@ -343,12 +350,12 @@ export class BetaSync implements HandBackContext {
   }
 
   /**
-   * The live path found `watcher`'s channel full at X and left its position
-   * at X - 1: mark it unsynced now, hand it to the worker in a later turn
+   * The live path found the channels of `full[0..count)` full at `rv` (X):
+   * mark them unsynced at X - 1 now, hand them to the worker in later turns
    * (stall-hand-over.ts, step 1).
    */
-  stall(watcher: Watcher): void {
-    this.stalls.stalled(watcher);
+  stall(full: readonly (Watcher | undefined)[], count: number, rv: number): void {
+    this.stalls.stalled(full, count, rv);
   }
 
   /** Stalled watchers marked and not yet handed to the worker (tests). */
@@ -376,9 +383,9 @@ export class BetaSync implements HandBackContext {
       this.unsynced.remove(watcher);
       this.hooks.expire(watcher, this.history.oldestServableRV() ?? watcher.position + 1);
     } else if (this.unsynced.join(watcher)) {
-      // Invariant 1 (position): nothing moved it since the mark (no push while flagged), so the worker
-      // starts at X - 1 and re-offers X from the ring (appended before it was dispatched).
-      this.hooks.unsynced(watcher); // separate sets: out of the live index
+      // Invariant 1 (position): nothing moved it since the mark (no push while flagged, and out of the
+      // live index since the mark), so the worker starts at X - 1 and re-offers X from the ring
+      // (appended before it was dispatched).
       // Single writer: the main thread has not pushed since the mark; the worker may start only after this
       // hand-off, and it hears of the watcher only through the adopt queued below it.
       (watcher.queue as SharedWatcherChannel).handToWorker();

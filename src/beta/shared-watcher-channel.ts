@@ -32,6 +32,13 @@ import { CELL_BYTES, CELL_SLOTS } from '../protocol/cursor-cell.js';
 import type { SlabSlot } from './channel-slabs.js';
 
 /**
+ * The live push's variantOf, as a module-private const: V8 folds a module's own initialized const into
+ * the code, while an imported function is loaded from its binding at every push and checked (for the
+ * hole, then that it is the function it inlined). The same function, not a second table.
+ */
+const variantOfDelivery = variantOf;
+
+/**
  * It is its SpscChannel (a subclass, not a wrapper): the live push reads one
  * object, the channel's own owner-local fields, and writes one slot word.
  */
@@ -179,7 +186,7 @@ export class SharedWatcherChannel extends SpscChannel implements WatcherChannel 
     // `localOpen` (the channel's own mode) is only ever set through the owner-local calls this class makes
     // while liveLocal, and handOff/detach clear it: on the hot path it stands for liveLocal.
     const ref = event.ref;
-    if (ref >= 0 && this.localOpen) return this.pushLocal(ref, variantOf(event.delivery));
+    if (ref >= 0 && this.localOpen) return this.pushLocal(ref, variantOfDelivery(event.delivery));
     return this.pushOther(event);
   }
 

@@ -5,14 +5,17 @@
  * worker (~2–10 µs each: set membership, index removal, the channel's
  * hand-off, the adopt row): that was a pause of 20–100 ms for every healthy
  * watcher. So:
- * 1. In the dispatch (`stalled`): the position drops to X − 1 in the cursor
- *    cell (the number) and the cursor is flagged unsynced (the flag); the
- *    stall is counted, the watcher queued. A few stores and an array push.
- *    From here the live path and the bookmarks skip it.
+ * 1. Right after the offers of X (`stalled`, once per event): each position
+ *    drops to X − 1 in the cursor cell (the number), the cursor is flagged
+ *    unsynced (the flag), the watcher leaves the live index, the stall is
+ *    counted and the watcher queued: a few stores per watcher. The dispatch
+ *    loop only records the full channels (dispatcher.ts), so its optimized
+ *    code never meets the stall's code. From here the live path and the
+ *    bookmarks skip the watcher.
  * 2. One slice per turn (the clock's setImmediate: timers and I/O, so the
  *    healthy watchers' events, run between two slices), in stall order: `handOver`
- *    (BetaSync) makes each a member of the unsynced set, takes it out of the
- *    live index, hands its channel to the worker and queues its adopt row.
+ *    (BetaSync) makes each a member of the unsynced set, hands its channel
+ *    to the worker and queues its adopt row.
  *    A watcher that stopped accepting meanwhile is dropped (`drop`). A slice
  *    ends after HAND_OVER_CHUNK watchers or HAND_OVER_SLICE_MS of main-thread
  *    time, whichever comes first (at least HAND_OVER_MIN per slice), so the
@@ -36,8 +39,11 @@ const HAND_OVER_SLICE_MS = 0.3;
 export const HAND_OVER_MIN = 16;
 
 export interface HandOverSteps {
-  /** Step 1's mark: flag the cursor and count the stall; false when it already was unsynced. */
-  mark(w: Watcher): boolean;
+  /**
+   * Step 1's mark for the channels one event (`rv`) found full: position X - 1, the cursor flagged,
+   * the stall counted; appends each one that was synced to `into` (UnsyncedSet.markStalled).
+   */
+  mark(full: readonly (Watcher | undefined)[], count: number, rv: number, into: (Watcher | undefined)[]): number;
   /** Step 2 for one accepting watcher. */
   handOver(w: Watcher): void;
   /** Step 2 for one that stopped accepting before its turn (ended, or draining to its 410), or at close. */
@@ -76,13 +82,14 @@ export class StallHandOver {
   }
 
   /**
-   * Step 1, in the dispatch: the watcher's push of X failed. Invariant 1
-   * (position) is the caller's: it left the position at X − 1 before this.
+   * Step 1, right after the offers of X (`rv`): the pushes of X into the
+   * channels of `full[0..count)` failed. One call per event, not per watcher.
    */
-  stalled(w: Watcher): void {
-    if (this.closed || !this.steps.mark(w)) return;
-    this.queue.push(w);
-    this.schedule();
+  stalled(full: readonly (Watcher | undefined)[], count: number, rv: number): void {
+    if (this.closed) return;
+    // Invariant 1 (position): each position drops to X - 1 at most (SyncCursor.stalledAt); X is in the
+    // history and in the ring, so the worker re-offers it.
+    if (this.steps.mark(full, count, rv, this.queue) > 0) this.schedule();
   }
 
   /** Step 3: hand over every marked watcher now. */

@@ -7,8 +7,10 @@
  * 2. Skip watchers that are unsynced or not accepting.
  * 3. offer() (src/watch/offer.ts): position check (invariant 2), selection
  *    (invariant 4), non-blocking push of the shared form moving the position
- *    (invariant 1); a full channel goes to the mode's FullChannelPolicy.
- * 6. Let the policy decide whether dispatch pauses (off mode only).
+ *    (invariant 1); a full channel is recorded.
+ * 4. After the last candidate: the full channels go to the mode's
+ *    FullChannelPolicy in one call, in offer order.
+ * 5. Let the policy decide whether dispatch pauses (off mode only).
  *
  * While paused, later events and progress notifications queue in arrival
  * order and are dispatched on resume.
@@ -31,6 +33,12 @@ export class Dispatcher {
   private queue: (WatchCacheEvent | number)[] = [];
   private queueHead = 0;
   private current: WatchCacheEvent | undefined;
+  /**
+   * The candidates of the current event whose channel was full, in offer order: slots [0, fullCount).
+   * Recorded without a branch of its own (see `offer`) and handed to the policy after the offers.
+   */
+  private full: (Watcher | undefined)[] = [];
+  private fullCount = 0;
   private readonly offerFn = (w: Watcher): void => this.offer(w);
   private readonly resumeFn = (): void => this.resume();
 
@@ -68,9 +76,13 @@ export class Dispatcher {
   }
 
   private dispatchOne(event: WatchCacheEvent): void {
+    // Room to record every candidate as full (JS arrays grow anyway: this keeps the store in bounds).
+    if (this.full.length <= this.index.size) this.full = new Array<Watcher | undefined>(2 * this.index.size + 16);
     this.current = event;
     this.index.forEachCandidate(event, this.offerFn);
     this.current = undefined;
+    this.full[this.fullCount] = undefined; // the slot past the full ones holds the last candidate offered: let it go
+    if (this.fullCount !== 0) this.fullChannels(event);
     this.lastDispatchedRV = event.rv;
     this.metrics.eventsDispatched.inc();
     if (this.policy.afterEvent(this.resumeFn)) this.paused = true;
@@ -87,8 +99,26 @@ export class Dispatcher {
     if (w.unsynced || !w.accepting) return;
     const event = this.current!;
     const r = offer(w, event);
-    if (r === Offer.Full) this.policy.onFull(w, event);
-    else if (r === Offer.AlreadyHas && event.rv > w.startPosition) this.metrics.skippedEvents.inc();
+    // A full channel is recorded with operations every offer runs (the store, the add) and a choice between
+    // two values, not a branch of its own: TurboFan compiles a branch that never ran (no type feedback) as
+    // a deoptimization, so the first mass stall used to throw this whole loop back to the interpreter for
+    // the rest of the event (10,000 offers at interpreter speed: tens of ms, issue 13). The policy gets
+    // the full ones after the loop (`fullChannels`). Invariant 1 (position) is the policy's there: the
+    // failed push left the position below X.
+    const n = this.fullCount;
+    const next = n + 1;
+    this.full[n] = w;
+    this.fullCount = r === Offer.Full ? next : n;
+    if (r === Offer.AlreadyHas && event.rv > w.startPosition) this.metrics.skippedEvents.inc();
+  }
+
+  /** After the offers of `event`: the full ones go to the policy, in offer order, in one call. */
+  private fullChannels(event: WatchCacheEvent): void {
+    const full = this.full;
+    const n = this.fullCount;
+    this.fullCount = 0;
+    this.policy.onFull(full, n, event);
+    full.fill(undefined, 0, n); // let them go
   }
 
   private resume(): void {

@@ -52,8 +52,8 @@ export class ForceClosePolicy implements FullChannelPolicy {
     return this.blocked.size;
   }
 
-  onFull(watcher: Watcher, event: WatchCacheEvent): void {
-    this.blocked.set(watcher, event);
+  onFull(full: readonly (Watcher | undefined)[], count: number, event: WatchCacheEvent): void {
+    for (let i = 0; i < count; i++) this.blocked.set(full[i]!, event);
   }
 
   afterEvent(resume: () => void): boolean {

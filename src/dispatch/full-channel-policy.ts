@@ -8,8 +8,12 @@ import type { WatchCacheEvent } from '../history/watch-cache-event.js';
 import type { Watcher } from '../watch/watcher.js';
 
 export interface FullChannelPolicy {
-  /** The live offer of `event` to `watcher` found its channel full. */
-  onFull(watcher: Watcher, event: WatchCacheEvent): void;
+  /**
+   * The live offers of `event` found these channels full: `full[0]` to `full[count - 1]`, in offer
+   * order. Called once per event, after every candidate was offered (src/dispatch/dispatcher.ts says
+   * why not from inside the offer loop). The policy must not keep `full`: the dispatcher reuses it.
+   */
+  onFull(full: readonly (Watcher | undefined)[], count: number, event: WatchCacheEvent): void;
   /**
    * Called after an event was offered to every candidate. Returns true when
    * the dispatcher must pause; the policy then calls `resume` exactly once.

@@ -146,6 +146,12 @@ function viewsOf(buffer: SharedArrayBuffer): BufferViews {
  */
 const SLOT_REF_BOUND = 2 ** 51 - 1;
 export const MAX_SLOT_REF = SLOT_REF_BOUND;
+/**
+ * References up to this are in range without comparing against SLOT_REF_BOUND: a small integer (every
+ * history index in practice) compares in one integer instruction, while the 2^51 bound is no small
+ * integer, so V8 compares it in Float64 (a conversion and a constant load per push).
+ */
+const SMALL_REF_BOUND = 2 ** 30 - 1;
 
 /** A reference no slot holds exactly (see MAX_SLOT_REF): refused, nothing is pushed. */
 function refuseReference(ref: number): never {
@@ -172,7 +178,7 @@ function foldOutcome(r: WaitOutcome): 'ok' | 'timed-out' {
  * pop/cancel/waitForData as consumer).
  */
 export class SpscChannel {
-  // Field order is layout: what pushLocal reads comes first (six words after the object's three-word
+  // Field order is layout: what pushLocal reads comes first (seven words after the object's three-word
   // header), then what popLocal adds, so the live push reads the object's first cache line or two.
   /**
    * Owner-local mode (module doc): LOCAL_OFF, LOCAL_OPEN or LOCAL_CLOSED. While it is not LOCAL_OFF,
@@ -181,8 +187,8 @@ export class SpscChannel {
   private local: number = LOCAL_OFF;
   /** Owner-local: references queued (TAIL − HEAD). */
   private localCount = 0;
-  /** Owner-local: the slot the next push writes (TAIL mod CAPACITY). */
-  private localTailSlot = 0;
+  /** Owner-local: the Float64 index of the slot the next push writes (r + TAIL mod CAPACITY: no base to add per push). */
+  private localTailWord = 0;
   // Every field has an initializer of the type the constructor stores (0, a typed array): an ES2022
   // field without one is defined as undefined first, and V8 then keeps a general representation for it
   // (a Smi check or a map check at every load on the push path) instead of a Smi or one known map.
@@ -191,6 +197,8 @@ export class SpscChannel {
   // channels costs one set of typed-array objects, not three per channel), and this channel's bases.
   /** The slot words (4·ref + variant). */
   private readonly refs: Float64Array = NO_WORDS;
+  /** Float64 index one past the last slot (r + CAPACITY): where the owner-local tail wraps to r. */
+  private readonly rEnd: number = 0;
   /** Float64 index of SLOT[0]. */
   private readonly r: number = 0;
   /** Owner-local: HEAD's position, in [0, 2·CAPACITY). */
@@ -271,6 +279,7 @@ export class SpscChannel {
     this.span = cap * 2;
     this.refs = views.f64;
     this.r = (at + HEADER_BYTES) >> 3;
+    this.rEnd = this.r + cap;
   }
 
   // -- producer side -----------------------------------------------------------
@@ -314,6 +323,13 @@ export class SpscChannel {
     // dispatch loop, and V8 charges a callee's own inlined code against the caller's inlining budget.
     // Every way off the short path is a `return` of a call, so no value of the loop around it stays
     // live across a call (which would make TurboFan spill it on the short path too).
+    if (!(ref >= 0 && ref <= SMALL_REF_BOUND)) return this.pushLocalLargeRef(ref, variant);
+    if (this.local !== LOCAL_OPEN) return this.pushLocalEntering(ref, variant);
+    return this.pushLocalOpen(ref, variant);
+  }
+
+  /** pushLocal of a reference above SMALL_REF_BOUND: the exact range check, then the same push. */
+  private pushLocalLargeRef(ref: number, variant: Variant): boolean {
     if (!(ref >= 0 && ref <= SLOT_REF_BOUND)) return refuseReference(ref);
     if (this.local !== LOCAL_OPEN) return this.pushLocalEntering(ref, variant);
     return this.pushLocalOpen(ref, variant);
@@ -330,9 +346,9 @@ export class SpscChannel {
   private pushLocalOpen(ref: number, variant: Variant): boolean {
     const count = this.localCount;
     if (count === this.capacity) return false;
-    const slot = this.localTailSlot;
-    this.refs[this.r + slot] = ref * 4 + variant;
-    this.localTailSlot = slot + 1 === this.capacity ? 0 : slot + 1;
+    const word = this.localTailWord;
+    this.refs[word] = ref * 4 + variant;
+    this.localTailWord = word + 1 === this.rEnd ? this.r : word + 1;
     this.localCount = count + 1;
     return true;
   }
@@ -604,7 +620,7 @@ export class SpscChannel {
     if (count < 0) count += this.span;
     this.localHead = head;
     this.localCount = count;
-    this.localTailSlot = tail < this.capacity ? tail : tail - this.capacity;
+    this.localTailWord = this.r + (tail < this.capacity ? tail : tail - this.capacity);
     this.local = Atomics.load(h, this.b + H_CLOSED) !== 0 ? LOCAL_CLOSED : LOCAL_OPEN;
   }
 

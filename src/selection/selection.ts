@@ -41,6 +41,13 @@ export class Selection {
   /** The trigger index value the field selector pins, when the cache has a trigger index. */
   readonly triggerValue: string | undefined;
   private readonly indexers: Indexers;
+  /**
+   * The selectors' emptiness and `everything`, read once here: the live path asks for every watcher and
+   * event, and these fields sit in this object (the selectors' own answer is two objects away each).
+   */
+  private readonly labelsEmpty: boolean;
+  private readonly fieldsEmpty: boolean;
+  private readonly all: boolean;
 
   constructor(input: SelectionInput, indexers: Indexers, triggerField: string | undefined) {
     this.labels = parseLabelSelector(input.labelSelector);
@@ -49,19 +56,23 @@ export class Selection {
     this.namespace = input.namespace ?? this.fields.exactValue('metadata.namespace') ?? '';
     this.name = input.name ?? this.fields.exactValue('metadata.name') ?? '';
     this.triggerValue = triggerField === undefined ? undefined : this.fields.exactValue(triggerField);
+    this.labelsEmpty = this.labels.empty;
+    this.fieldsEmpty = this.fields.empty;
+    this.all = this.namespace === '' && this.name === '' && this.labelsEmpty && this.fieldsEmpty;
   }
 
   /** True when the selection picks out everything (no scope, no selectors). */
   get everything(): boolean {
-    return this.namespace === '' && this.name === '' && this.labels.empty && this.fields.empty;
+    return this.all;
   }
 
   matches(object: KubeObject): boolean {
+    if (this.all) return true;
     const meta = object.metadata;
     if (this.namespace !== '' && (meta.namespace ?? '') !== this.namespace) return false;
     if (this.name !== '' && meta.name !== this.name) return false;
-    if (!this.labels.empty && !this.labels.matches(meta.labels)) return false;
-    return this.fields.empty || this.fields.matches(object, this.indexers);
+    if (!this.labelsEmpty && !this.labels.matches(meta.labels)) return false;
+    return this.fieldsEmpty || this.fields.matches(object, this.indexers);
   }
 
   /**

@@ -93,11 +93,14 @@ export class StallPolicy implements FullChannelPolicy, PassHost<WatchCacheEvent,
 
   // ---- FullChannelPolicy (live path) ----
 
-  onFull(watcher: Watcher, event: WatchCacheEvent): void {
-    // Invariant 1 (position): a failed push of X leaves the position at most X - 1, never lower
-    // than before; X is in the history (appended before dispatch), so a pass re-offers it.
-    watcher.cursor.missed(event.rv);
-    this.markUnsynced(watcher);
+  onFull(full: readonly (Watcher | undefined)[], count: number, event: WatchCacheEvent): void {
+    for (let i = 0; i < count; i++) {
+      const watcher = full[i]!;
+      // Invariant 1 (position): a failed push of X leaves the position at most X - 1, never lower
+      // than before; X is in the history (appended before dispatch), so a pass re-offers it.
+      watcher.cursor.missed(event.rv);
+      this.markUnsynced(watcher);
+    }
   }
 
   afterEvent(): boolean {

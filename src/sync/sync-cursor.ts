@@ -81,6 +81,18 @@ export class SyncCursor {
     this.#passPushes = 0;
     return true;
   }
+  /**
+   * A failed live push of `rv` (X) in beta's mass stall, in one call: the position at X - 1 at most
+   * (`missed`), unsynced, waiting to join its set (UnsyncedSet.markStalled). False, and nothing
+   * changed but the position, when it already was unsynced.
+   */
+  stalledAt(rv: number): boolean {
+    // Invariant 1 (position): a failed push of X leaves the position at most X - 1, never lower.
+    this.raiseTo(rv - 1);
+    if (!this.markUnsynced()) return false;
+    this.#joinPending = true;
+    return true;
+  }
   /** Set while it waits to join its unsynced set (UnsyncedSet only). */
   setJoinPending(pending: boolean): void {
     this.#joinPending = pending;

@@ -78,21 +78,29 @@ export class UnsyncedSet<W extends UnsyncedMember> implements Iterable<W> {
   }
 
   /**
-   * A full channel on the live path, in two steps (beta's chunked stall,
-   * src/beta/stall-hand-over.ts). `markStalled`, in the dispatch, flags the
-   * cursor unsynced (the live path and the bookmarks skip it from here) and
-   * counts and observes the stall, once per episode; false when it already
-   * was unsynced. `join` makes it a member later; `remove` before that
-   * drops the mark (it ended first). The gauge counts it from the mark on.
+   * Full channels on the live path, in two steps (beta's chunked stall,
+   * src/beta/stall-hand-over.ts). `markStalled`, right after the offers of
+   * X (`rv`), moves each position to X - 1 at most and flags the cursor
+   * unsynced (the live path and the bookmarks skip it from here), appends it
+   * to `into` and counts and observes the stall, once per episode (one
+   * already unsynced is skipped). `join` makes it a member later; `remove`
+   * before that drops the mark (it ended first). The gauge counts it from
+   * the mark on. One call for every channel the event found full: the loop
+   * below is all a mass stall costs the dispatch (its first run is cold code).
    */
-  markStalled(w: W): boolean {
-    if (!w.cursor.markUnsynced()) return false;
-    w.cursor.setJoinPending(true);
-    this.pendingStalls++; // counted at the next flushMetrics
-    this.joining++;
+  markStalled(full: readonly (W | undefined)[], count: number, rv: number, into: (W | undefined)[]): number {
+    const from = into.length;
+    for (let i = 0; i < count; i++) {
+      const w = full[i]!;
+      if (w.cursor.stalledAt(rv)) into.push(w);
+    }
+    const fresh = into.length - from;
+    if (fresh === 0) return 0;
+    this.pendingStalls += fresh; // counted at the next flushMetrics
+    this.joining += fresh;
     this.metricsChanged();
-    this.observeStall(w, 'full');
-    return true;
+    if (channels.stall.hasSubscribers) for (let i = from; i < into.length; i++) this.observeStall(into[i]!, 'full');
+    return fresh;
   }
 
   /** A watcher marked by `markStalled` becomes a member; false when it was removed meanwhile. */

@@ -39,6 +39,12 @@ test('beta: a mass stall is handed over in chunks; events dispatched meanwhile r
     stalled.every((w) => w.position === from + 2),
     'each at X - 1 (invariant 1)',
   );
+  // Separate sets from the mark on: the events dispatched before their slices do not even visit them.
+  assert.ok(
+    stalled.every((w) => w.indexBucket === undefined),
+    'every stalled watcher left the live index at the mark',
+  );
+  assert.notEqual(healthy.indexBucket, undefined, 'the healthy watcher is still indexed');
   assert.equal(beta.stallsPending, N, 'nothing handed to the worker inside the dispatch');
   assert.equal(beta.unsynced.size, 0);
   assert.equal(await cache.metricValue('apiserver_watch_cache_watcher_stalls_total'), N);

@@ -61,6 +61,20 @@ describe('spsc channel: single thread', () => {
     assert.equal(ch.popLocal(), POP_EMPTY);
   });
 
+  test('owner-local push of references past the small-integer fast check: exact up to the slot bound, refused past it', () => {
+    const ch = SpscChannel.create(4);
+    const refs = [2 ** 30 - 1, 2 ** 30, 2 ** 40 + 3, MAX_SLOT_REF];
+    for (const [i, ref] of refs.entries()) assert.ok(ch.pushLocal(ref, (i % 3) as Variant));
+    assert.equal(ch.pushLocal(5, Variant.AS_IS), false, 'full');
+    assert.throws(() => ch.pushLocal(MAX_SLOT_REF + 1, Variant.AS_IS), RangeError);
+    for (const [i, ref] of refs.entries()) {
+      assert.equal(ch.popLocal(), ref);
+      assert.equal(ch.lastVariant, i % 3);
+    }
+    assert.throws(() => ch.pushLocal(MAX_SLOT_REF + 1, Variant.AS_IS), RangeError, 'refused with room too');
+    assert.equal(ch.popLocal(), POP_EMPTY, 'nothing was pushed by a refused reference');
+  });
+
   test('owner-local push and pop: FIFO, variants, size/free, wrap, O(1) discard', () => {
     const ch = SpscChannel.create(3);
     let next = 0;

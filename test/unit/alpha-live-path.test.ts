@@ -393,11 +393,11 @@ describe('alpha: the skipped-events counter and the resync point', () => {
     });
     w.activate(10, undefined);
     const ev = new WatchCacheEvent('ADDED', pod('x'), undefined, 5, 0, undefined);
-    policy.onFull(w, ev);
+    policy.onFull([w], 1, ev);
     assert.equal(w.position, 10);
     assert.equal(w.unsynced, true);
     const ev2 = new WatchCacheEvent('ADDED', pod('y'), undefined, 20, 0, undefined);
-    policy.onFull(w, ev2);
+    policy.onFull([w], 1, ev2);
     assert.equal(w.position, 19);
     policy.close();
   });

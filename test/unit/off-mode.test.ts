@@ -85,7 +85,7 @@ describe('ForceClosePolicy (unit)', () => {
     const w = mk(1);
     assert.ok(w.push(new WatchEvent('ADDED', pod('x'), 1)));
     const ev = event(2);
-    policy.onFull(w, ev);
+    policy.onFull([w], 1, ev);
     let resumed = 0;
     assert.equal(
       policy.afterEvent(() => resumed++),
@@ -112,8 +112,8 @@ describe('ForceClosePolicy (unit)', () => {
     a.push(new WatchEvent('ADDED', pod('x'), 1));
     b.push(new WatchEvent('ADDED', pod('x'), 1));
     const ev = event(2);
-    policy.onFull(a, ev);
-    policy.onFull(b, ev);
+    policy.onFull([a], 1, ev);
+    policy.onFull([b], 1, ev);
     let resumed = 0;
     assert.equal(
       policy.afterEvent(() => resumed++),
@@ -135,7 +135,7 @@ describe('ForceClosePolicy (unit)', () => {
     const w = mk(1);
     w.push(new WatchEvent('ADDED', pod('x'), 1));
     const ev = event(2);
-    policy.onFull(w, ev);
+    policy.onFull([w], 1, ev);
     assert.equal(
       policy.afterEvent(() => {}),
       false,

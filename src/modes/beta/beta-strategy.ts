@@ -50,12 +50,10 @@ export class BetaStrategy extends BetaSync implements CatchUpStrategy, WatcherPl
 
   // ---- FullChannelPolicy (live path) ----
 
-  onFull(watcher: Watcher, event: WatchCacheEvent): void {
-    // Invariant 1 (position): a failed push of X leaves the position at X - 1 at most (never lower);
-    // X is in the history and in the ring, so the worker re-offers it.
-    watcher.cursor.missed(event.rv);
-    // Marked unsynced now, handed to the worker in a later turn: a mass stall is no pause.
-    this.stall(watcher);
+  onFull(full: readonly (Watcher | undefined)[], count: number, event: WatchCacheEvent): void {
+    // Marked unsynced now (position X - 1: invariant 1, in StallHandOver.stalled), handed to the worker in
+    // later turns: a mass stall is no pause.
+    this.stall(full, count, event.rv);
   }
   afterEvent(): boolean {
     return false; // never waits
