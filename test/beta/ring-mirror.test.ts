@@ -23,21 +23,33 @@ import { HistoryRingReader, ReadStatus, createRingRecord } from '../../src/ring/
 
 const node = (o: KubeObject): string | undefined => (o.spec as { nodeName?: string } | undefined)?.nodeName;
 
+/** A mirror over a history of `held` events, its encodings counted, and a reader of its ring. */
+function mirrorRig(held: number) {
+  const history = new EventHistory({ lowerBound: held, upperBound: held });
+  const metrics = new CacheMetrics(DEFAULT_RESOURCE);
+  const counts = { encodings: 0 };
+  metrics.encoded = () => void counts.encodings++;
+  const mirror = new RingMirror({
+    history,
+    metrics,
+    indexers: { 'spec.nodeName': node },
+    onDesync: (message) => assert.fail(message),
+  });
+  const reader = new HistoryRingReader(mirror.handle);
+  return {
+    history,
+    metrics,
+    counts,
+    mirror,
+    reader,
+    unpackr: new Unpackr({ useRecords: false }),
+    rec: createRingRecord(),
+  };
+}
+
 for (const keys of [5, 40]) {
   test(`ring mirror: previous objects referenced while their carrier is in the ring, else copied (${keys} keys, 16 held)`, () => {
-    const history = new EventHistory({ lowerBound: 16, upperBound: 16 });
-    const metrics = new CacheMetrics(DEFAULT_RESOURCE);
-    let encodings = 0;
-    metrics.encoded = () => void encodings++;
-    const mirror = new RingMirror({
-      history,
-      metrics,
-      indexers: { 'spec.nodeName': node },
-      onDesync: (message) => assert.fail(message),
-    });
-    const reader = new HistoryRingReader(mirror.handle);
-    const unpackr = new Unpackr({ useRecords: false });
-    const rec = createRingRecord();
+    const { history, counts, mirror, reader, unpackr, rec } = mirrorRig(16);
     const current = new Map<string, { object: KubeObject; frame: FrameSource }>();
     for (let k = 0; k < keys; k++) {
       const object: KubeObject = {
@@ -80,7 +92,7 @@ for (const keys of [5, 40]) {
       );
     }
     // Each event and each listed object encoded exactly once (frames whose carrier left were copied out).
-    assert.equal(encodings, keys + 400);
+    assert.equal(counts.encodings, keys + 400);
     if (keys === 5) {
       assert.equal(copied, keys, 'only the first event per key (its previous object from the list) copies');
       assert.equal(referenced, 400 - keys);
@@ -93,19 +105,7 @@ for (const keys of [5, 40]) {
 }
 
 test('ring mirror: a msgpack stream sends exactly the ring payload frame, made by the one encoding (held or left the ring)', () => {
-  const history = new EventHistory({ lowerBound: 8, upperBound: 8 });
-  const metrics = new CacheMetrics(DEFAULT_RESOURCE);
-  let encodings = 0;
-  metrics.encoded = () => void encodings++;
-  const mirror = new RingMirror({
-    history,
-    metrics,
-    indexers: { 'spec.nodeName': node },
-    onDesync: (message) => assert.fail(message),
-  });
-  const reader = new HistoryRingReader(mirror.handle);
-  const unpackr = new Unpackr({ useRecords: false });
-  const rec = createRingRecord();
+  const { history, metrics, counts, mirror, reader, unpackr, rec } = mirrorRig(8);
   const last = new Map<string, { object: KubeObject; frame: FrameSource; ev: WatchCacheEvent }>();
   const ringFrames = new Map<WatchCacheEvent, Buffer>();
   // "idle" changes once, at rv 1, and again at rv 40: its first event leaves the ring (8 held) long before.
@@ -118,9 +118,9 @@ test('ring mirror: a msgpack stream sends exactly the ring payload frame, made b
     };
     const ev = new WatchCacheEvent(prev ? 'MODIFIED' : 'ADDED', object, prev?.object, i + 1, 0, node);
     history.append(ev);
-    const before = encodings;
+    const before = counts.encodings;
     const frame = mirror.appended(ev, prev?.frame)!;
-    assert.equal(encodings, before + 1, 'the event is encoded once, by the mirror (its previous frame reused)');
+    assert.equal(counts.encodings, before + 1, 'the event is encoded once, by the mirror (its previous frame reused)');
     assert.equal(reader.read(ev.index, rec), ReadStatus.OK);
     const f = rec.payload[0]! | (rec.payload[1]! << 8) | (rec.payload[2]! << 16) | (rec.payload[3]! << 24);
     ringFrames.set(ev, Buffer.from(rec.payload.subarray(8, 8 + f)));
@@ -128,16 +128,16 @@ test('ring mirror: a msgpack stream sends exactly the ring payload frame, made b
     // Every third event is asked for while its payload is in the ring.
     if (i % 3 === 1) {
       assert.deepEqual(ev.deliver(Delivery.AsIs).msgpackFrame(metrics), ringFrames.get(ev), 'stream = ring frame');
-      assert.equal(encodings, before + 1, 'the stream copies the frame: no second encoding');
+      assert.equal(counts.encodings, before + 1, 'the stream copies the frame: no second encoding');
     }
     last.set(name, { object, frame, ev });
   }
   // The idle key's first event left the ring untaken until rv 40: its frame was copied out as it left, so
   // the stream still gets those bytes without encoding (rv 40 copied them as its previous object, too).
   const idle = [...ringFrames.keys()][0]!;
-  const total = encodings;
+  const total = counts.encodings;
   assert.deepEqual(idle.deliver(Delivery.AsIs).msgpackFrame(metrics), ringFrames.get(idle));
-  assert.equal(encodings, total);
+  assert.equal(counts.encodings, total);
   // Events taken by a later event before they left: a stream re-encodes (counted); the bytes are the same.
   for (const [ev, bytes] of [...ringFrames].slice(1, 20)) {
     assert.deepEqual(ev.deliver(Delivery.AsIs).msgpackFrame(metrics), bytes);
