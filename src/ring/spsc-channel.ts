@@ -483,7 +483,11 @@ export class SpscChannel {
     }
     this.popLeft = left;
     // INVARIANT (slot reuse): HEAD is published only after the slots it releases were read (above).
-    if (left === 0 || pending >= this.batchSize) {
+    // Published: a quarter of pops since the last publication, the last reference seen, or the pop that
+    // gives the channel a quarter free while the producer still sees less (its room signal's mark, so
+    // a parked producer learns of the room at the same pop as with pop()).
+    const free = this.capacity - left;
+    if (left === 0 || pending >= this.batchSize || (free >= this.batchSize && free - pending < this.batchSize)) {
       this.publishBatch();
       this.publishedHead = true;
     } else {

@@ -56,6 +56,17 @@ describe('spsc channel: batched read', () => {
     assert.equal(consumer.popBatched(), POP_EMPTY);
   });
 
+  test("the pop that gives the channel a quarter free publishes at once (the room signal's mark)", () => {
+    const { producer, consumer } = pair(8);
+    for (let ref = 0; ref < 7; ref++) producer.tryPush(ref); // one slot free
+    assert.equal(consumer.popBatched(), 0);
+    assert.equal(consumer.headPublished, true, 'two free now: a quarter, the producer must see it');
+    assert.equal(producer.free, 2);
+    assert.equal(consumer.popBatched(), 1);
+    assert.equal(consumer.headPublished, false, 'the producer sees a quarter already: batched');
+    assert.equal(producer.free, 2);
+  });
+
   test('TAIL is asked again when the references it saw are used up: pushes meanwhile are found, none lost', () => {
     const { producer, consumer } = pair(8);
     for (let ref = 0; ref < 3; ref++) assert.ok(producer.tryPush(ref));
