@@ -105,6 +105,9 @@ export async function runKepOnce(c: KepConfig): Promise<KepRow> {
   await profiler?.end(`${profileName}-stall`);
   await profiler?.begin();
   ctx.resume();
+  // Resync accounting: where each slow stream stood, and what it had read, when the resume began.
+  const readAtResume = slow.map((s) => s.received);
+  const rvAtResumeOf = slow.map((s) => s.lastReceivedRV);
   await sleep(c.resumeS * 1000);
   await profiler?.end(`${profileName}-resume`);
   profiler?.close();
@@ -138,6 +141,11 @@ export async function runKepOnce(c: KepConfig): Promise<KepRow> {
     received += s.received;
     queued += s.w.queue.size;
   }
+  const endRV = cache.resourceVersion;
+  // Per slow watcher at the end: RVs behind the writer, and what it read in the resume phase.
+  const behindAtEnd = slow.map((s) => endRV - s.lastReceivedRV);
+  const readInResume = slow.reduce((a, s, i) => a + s.received - readAtResume[i]!, 0);
+  const neededInResume = slow.reduce((a, _s, i) => a + Math.max(0, endRV - rvAtResumeOf[i]!), 0);
   fullGc();
   const end = snapshot();
   ctx.stop();
@@ -194,6 +202,10 @@ export async function runKepOnce(c: KepConfig): Promise<KepRow> {
       p50Ms: percentile(resyncs, 50),
       p99Ms: percentile(resyncs, 99),
       maxMs: percentile(resyncs, 100),
+      readInResume,
+      neededInResume,
+      behindAtEndMin: behindAtEnd.length === 0 ? 0 : Math.min(...behindAtEnd),
+      behindAtEndP50: percentile(behindAtEnd, 50),
     },
     memory: {
       rssBaseMiB: toMiB(base.rss),

@@ -174,6 +174,11 @@ export class SlowClient {
     this.w = ctx.watch(String(this.lastRV));
   }
 
+  /** The RV of the last event it read (where its stream stands, for the resync accounting). */
+  get lastReceivedRV(): number {
+    return this.lastRV;
+  }
+
   async run(): Promise<void> {
     const ctx = this.ctx;
     const metrics = ctx.cache.encodings;

@@ -30,6 +30,16 @@ interface ResyncSummary {
   p50Ms: number;
   p99Ms: number;
   maxMs: number;
+  /**
+   * Events the slow watchers read during the resume phase, against what every one of them had to read
+   * to reach the writer's RV at the end of the run (sum over slow watchers of end RV − RV it stood at
+   * when the resume began): below 1, nobody could have resynced every watcher in the phase.
+   */
+  readInResume: number;
+  neededInResume: number;
+  /** How far behind the end RV the slow watchers' streams stood at the end (RVs): the closest and the median. */
+  behindAtEndMin: number;
+  behindAtEndP50: number;
 }
 
 interface MemoryFigures {

@@ -223,10 +223,14 @@ export class SharedWatcherChannel extends SpscChannel implements WatcherChannel 
     if (this.detached) return undefined;
     // While this thread is the producer of a channel it consumes, both ends are its own: plain loads and stores.
     const local = this.liveLocal;
-    const ref = local ? this.popLocal() : this.pop();
+    // While the worker feeds it (it fills the channel in bursts), the batched read: TAIL loaded once per
+    // burst, HEAD stored once per quarter of the channel (SpscChannel "Batched read"), not both per event.
+    const fedByWorker = !local && !this.mainOwns;
+    const ref = local ? this.popLocal() : fedByWorker ? this.popBatched() : this.pop();
     if (ref === POP_EMPTY || ref === POP_CLOSED) return undefined;
-    // Room in a channel the worker feeds: it may be parked because every channel was full.
-    if (!local && !this.mainOwns) this.onRoomForWorker?.(this.capacity - this.leftAfterPop);
+    // Room in a channel the worker feeds: it may be parked because every channel was full. It sees the
+    // room only once HEAD is published, so only such a pop can bring its next pass forward.
+    if (fedByWorker && this.headPublished) this.onRoomForWorker?.(this.capacity - this.leftAfterPop);
     const variant = this.lastVariant;
     if (variant === Variant.BOOKMARK) return this.bookmarks.shift();
     const h = this.history;

@@ -66,6 +66,17 @@
  * reader on this side (size, free, lastPushedRef) answers from the fields
  * while local; nobody else reads HEAD or TAIL of a channel it does not write.
  *
+ * Batched read (popBatched): a consumer whose producer is another thread
+ * that fills the channel in bursts (the beta sync worker) pays for each
+ * header word it touches: the producer's core wrote TAIL and reads HEAD, so
+ * a pop() that loads TAIL and stores HEAD moves the header's cache line
+ * across cores twice per reference (issue 13, deliverable 4). popBatched
+ * loads TAIL only when the references it last saw are used up, and stores
+ * HEAD once per quarter of the channel and when it took the last one it saw.
+ * The producer so sees room up to a quarter late, never early (slots are
+ * read before the HEAD store that releases them); any other call on the
+ * consumer side first publishes what the batch popped.
+ *
  * Wake-ups: tryPush() calls Atomics.notify only when the consumer announced it
  * may be parked (DATA_WAITING), so a busy consumer costs one Atomics.load per
  * push and no notify. The async waits hold a ref'd keep-alive handle while
@@ -213,6 +224,15 @@ export class SpscChannel {
   private poppedFull = false;
   private popLeft = 0;
   private wakeCount = 0;
+  // Batched read (popBatched, module doc "Batched read"): while `batching`, the consumer's HEAD is
+  // `batchHead` (HEAD's shared word trails it by `batchPending` pops) and `batchTail` is the TAIL it last loaded.
+  private batching = false;
+  private batchHead = 0;
+  private batchTail = 0;
+  private batchPending = 0;
+  /** Pops per HEAD publication: a quarter of the channel (the room signal's low-water mark), at least 1. */
+  private readonly batchSize: number = 1;
+  private publishedHead = false;
 
   /** Bytes one channel of `capacity` slots takes in a buffer (a multiple of 8). */
   static bytesFor(capacity: number): number {
@@ -277,6 +297,7 @@ export class SpscChannel {
     this.handle = handle;
     this.capacity = cap;
     this.span = cap * 2;
+    this.batchSize = Math.max(1, cap >> 2);
     this.refs = views.f64;
     this.r = (at + HEADER_BYTES) >> 3;
     this.rEnd = this.r + cap;
@@ -402,6 +423,7 @@ export class SpscChannel {
    */
   pop(): number {
     this.leaveLocal();
+    this.endBatch();
     const h = this.h;
     const head = h[this.b + H_HEAD]!; // own word (single consumer)
     let tail = Atomics.load(h, this.b + H_TAIL);
@@ -425,6 +447,75 @@ export class SpscChannel {
     Atomics.store(h, this.b + H_HEAD, head + 1 === this.span ? 0 : head + 1);
     if (Atomics.load(h, this.b + H_SPACE_WAITING) !== 0) this.wake(H_SPACE_WAITING, H_SPACE_EPOCH);
     return ref;
+  }
+
+  /**
+   * pop() for a consumer that reads a channel another thread fills in bursts
+   * (an in-process beta watcher while the sync worker feeds it): the same
+   * answers, but it loads TAIL only when the references it saw are used up,
+   * and publishes HEAD (Atomics store, then the SPACE_WAITING check) once per
+   * `batchSize` pops, when it took the last reference it saw, and before any
+   * other call on this side (module doc "Batched read"). `headPublished`
+   * says whether this pop published HEAD: the producer sees room only then.
+   * Consumer only; the writer role is another thread's (this instance never
+   * pushes while a batch is open: enterLocal, the only way back to pushing
+   * here, ends it).
+   */
+  popBatched(): number {
+    this.leaveLocal();
+    if (!this.batching) {
+      this.batching = true;
+      this.batchHead = this.h[this.b + H_HEAD]!; // own word (single consumer)
+      this.batchTail = Atomics.load(this.h, this.b + H_TAIL);
+      this.batchPending = 0;
+    }
+    const head = this.batchHead;
+    if (head === this.batchTail) {
+      this.batchTail = Atomics.load(this.h, this.b + H_TAIL);
+      if (head === this.batchTail) {
+        // Empty by the latest TAIL: pop() publishes HEAD and answers (a reference pushed meanwhile,
+        // POP_EMPTY, or POP_CLOSED after the drain: drain before end).
+        this.publishedHead = true;
+        return this.pop();
+      }
+    }
+    let used = this.batchTail - head;
+    if (used < 0) used += this.span;
+    this.poppedFull = used === this.capacity;
+    const slot = head < this.capacity ? head : head - this.capacity;
+    // INVARIANT (publish ordering): this slot lies before a TAIL this consumer loaded with Atomics (above or
+    // at an earlier pop), so the producer's slot store is visible.
+    const packed = this.refs[this.r + slot]!;
+    const ref = Math.floor(packed * 0.25);
+    this.popped = (packed - ref * 4) as Variant;
+    this.batchHead = head + 1 === this.span ? 0 : head + 1;
+    const pending = this.batchPending + 1;
+    let left = used - 1;
+    if (left === 0) {
+      // The last reference it saw: ask TAIL again, so leftAfterPop is as fresh as pop()'s.
+      this.batchTail = Atomics.load(this.h, this.b + H_TAIL);
+      left = this.batchTail - this.batchHead;
+      if (left < 0) left += this.span;
+    }
+    this.popLeft = left;
+    // INVARIANT (slot reuse): HEAD is published only after the slots it releases were read (above).
+    // Published: a quarter of pops since the last publication, the last reference seen, or the pop that
+    // gives the channel a quarter free while the producer still sees less (its room signal's mark, so
+    // a parked producer learns of the room at the same pop as with pop()).
+    const free = this.capacity - left;
+    if (left === 0 || pending >= this.batchSize || (free >= this.batchSize && free - pending < this.batchSize)) {
+      this.publishBatch();
+      this.publishedHead = true;
+    } else {
+      this.batchPending = pending;
+      this.publishedHead = false;
+    }
+    return ref;
+  }
+
+  /** The last popBatched() published HEAD (the producer may see room since). */
+  get headPublished(): boolean {
+    return this.publishedHead;
   }
 
   /**
@@ -554,7 +645,9 @@ export class SpscChannel {
   /** References in the channel. */
   get size(): number {
     if (this.local !== LOCAL_OFF) return this.localCount;
-    let used = Atomics.load(this.h, this.b + H_TAIL) - Atomics.load(this.h, this.b + H_HEAD);
+    // A consumer inside a batch knows its own HEAD (the shared word trails it).
+    const head = this.batching ? this.batchHead : Atomics.load(this.h, this.b + H_HEAD);
+    let used = Atomics.load(this.h, this.b + H_TAIL) - head;
     if (used < 0) used += this.span;
     return used;
   }
@@ -593,6 +686,7 @@ export class SpscChannel {
     // Owner-local positions are published first: the next producer and this
     // thread's pop() start from them.
     this.leaveLocal();
+    this.endBatch();
     // INVARIANT (single writer): the role changes only by CAS from its current
     // holder; the Atomics also order the old producer's TAIL/slot stores
     // before the new producer's first push.
@@ -613,6 +707,7 @@ export class SpscChannel {
    * producer's TAIL and slot stores before these loads.
    */
   private enterLocal(): void {
+    this.endBatch(); // HEAD's shared word must be the consumer's own first
     const h = this.h;
     const head = Atomics.load(h, this.b + H_HEAD);
     const tail = Atomics.load(h, this.b + H_TAIL);
@@ -645,6 +740,7 @@ export class SpscChannel {
   /** Register as waiting for data; null when there is no need to park. */
   private armDataWait(): number | null {
     this.leaveLocal();
+    this.endBatch(); // the Dekker re-check compares TAIL with the shared HEAD
     const h = this.h;
     const epoch = Atomics.load(h, this.b + H_DATA_EPOCH);
     Atomics.store(h, this.b + H_DATA_WAITING, 1);
@@ -666,6 +762,22 @@ export class SpscChannel {
       return null;
     }
     return epoch;
+  }
+
+  /** Batched read: publish HEAD (slots before HEAD, as pop()), then wake a producer waiting for space. */
+  private publishBatch(): void {
+    const h = this.h;
+    this.batchPending = 0;
+    Atomics.store(h, this.b + H_HEAD, this.batchHead);
+    // Dekker pair with waitForSpace, as in pop(): either the producer sees this HEAD or we see SPACE_WAITING.
+    if (Atomics.load(h, this.b + H_SPACE_WAITING) !== 0) this.wake(H_SPACE_WAITING, H_SPACE_EPOCH);
+  }
+
+  /** Leave a batched read (no-op outside one): HEAD's shared word is the consumer's again. */
+  private endBatch(): void {
+    if (!this.batching) return;
+    if (this.batchPending !== 0) this.publishBatch();
+    this.batching = false;
   }
 
   /**

@@ -191,7 +191,10 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
     const oldest = host.oldestServableRV();
     if (report !== undefined) unsynced = report.started([...unsynced], oldest);
     const expired: M[] = [];
-    const candidates: M[] = [];
+    let candidates: M[] = [];
+    // Each candidate's free share, read once here: `free` may cost shared-memory loads (beta's channels
+    // live in a SharedArrayBuffer the consumers write), so the sort compares these, not live reads.
+    const shares: number[] = [];
     for (const m of unsynced) {
       if (!m.accepting) {
         host.drop(m); // stopped by its client between stall and pass: simply dropped
@@ -201,24 +204,15 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
         expired.push(m); // evaluated for every unsynced watcher, candidate or not
         continue;
       }
-      if (m.free > 0) candidates.push(m);
-      else stats.fullSkipped++;
+      const free = m.free;
+      if (free > 0) {
+        candidates.push(m);
+        shares.push(free / m.capacity);
+      } else stats.fullSkipped++;
     }
     const cursor = this.cursor;
     if (o.candidateOrder === 'position') candidates.sort((a, b) => a.cursor.position - b.cursor.position);
-    else if (o.candidateOrder === 'kep')
-      candidates.sort((a, b) => {
-        const fa = a.free / a.capacity;
-        const fb = b.free / b.capacity;
-        if (fa !== fb) return fb - fa; // (a) larger free share first
-        const na = a.cursor.newUnsynced || a.cursor.drainedSinceService ? 0 : 1;
-        const nb = b.cursor.newUnsynced || b.cursor.drainedSinceService ? 0 : 1;
-        if (na !== nb) return na - nb; // (b) new or drained first
-        const ra = a.cursor.position >= cursor ? 0 : 1;
-        const rb = b.cursor.position >= cursor ? 0 : 1;
-        if (ra !== rb) return ra - rb; // (c) rotation: at or above the cursor first
-        return a.cursor.position - b.cursor.position;
-      });
+    else if (o.candidateOrder === 'kep') candidates = kepOrder(candidates, shares, cursor);
     // ('fifo' keeps the unsynced set's insertion order: the order watchers stalled.)
     if (candidates.length > o.maxWatchers) {
       stats.unserved = candidates.length - o.maxWatchers;
@@ -446,4 +440,37 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
     later(() => round(rounds));
     report?.stretchEnded();
   }
+}
+
+/**
+ * The KEP's candidate order (step 1): (a) larger free share first, (b) new to
+ * the unsynced set or drained since last service first, (c) rotation: at or
+ * above the cursor first, then by position. The keys are read once per
+ * candidate (a sort reads them O(n log n) times, and beta's are shared-memory
+ * loads), so the order is also consistent while consumers drain meanwhile.
+ */
+function kepOrder<M extends PassMember>(candidates: M[], shares: number[], cursor: number): M[] {
+  const n = candidates.length;
+  const flags = new Uint8Array(n); // (b) and (c): bit 1 "not new nor drained", bit 0 "below the cursor"
+  const positions = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    const c = candidates[i]!.cursor;
+    const p = c.position;
+    positions[i] = p;
+    flags[i] = (c.newUnsynced || c.drainedSinceService ? 0 : 2) | (p >= cursor ? 0 : 1);
+  }
+  const order = Array.from({ length: n }, (_, i) => i);
+  order.sort((a, b) => {
+    const fa = shares[a]!;
+    const fb = shares[b]!;
+    if (fa !== fb) return fb - fa; // (a) larger free share first
+    const na = flags[a]! >> 1;
+    const nb = flags[b]! >> 1;
+    if (na !== nb) return na - nb; // (b) new or drained first
+    const ra = flags[a]! & 1;
+    const rb = flags[b]! & 1;
+    if (ra !== rb) return ra - rb; // (c) rotation: at or above the cursor first
+    return positions[a]! - positions[b]!;
+  });
+  return order.map((i) => candidates[i]!);
 }

@@ -76,8 +76,22 @@ for (const mode of ['off', 'alpha', 'beta'] as Mode[]) {
     ] as const) {
       assert.equal(typeof row[f], 'number', f);
     }
-    for (const f of ['slow', 'resynced', 'p50Ms', 'p99Ms', 'maxMs'] as const)
+    for (const f of [
+      'slow',
+      'resynced',
+      'p50Ms',
+      'p99Ms',
+      'maxMs',
+      'readInResume',
+      'neededInResume',
+      'behindAtEndMin',
+      'behindAtEndP50',
+    ] as const)
       assert.equal(typeof row.resync[f], 'number', `resync.${f}`);
+    // Every event a slow stream reads in the resume lies between where it stood and the end RV (single
+    // delivery); off's reconnects replay, so there it may read more.
+    if (row.mode !== 'off') assert.ok(row.resync.readInResume <= row.resync.neededInResume, 'read <= needed');
+    assert.ok(row.resync.behindAtEndMin <= row.resync.behindAtEndP50);
     for (const f of [
       'rssBaseMiB',
       'rssPeakMiB',

@@ -137,6 +137,48 @@ test('worker: a full channel parks it on the room signal (no pass while nobody r
   await r.clock.advance(2000);
 });
 
+test('worker: a batched reader (popBatched) wakes it at each published quarter; every event once, in order', async () => {
+  const r = rig();
+  await r.clock.advance(0);
+  await settleAll();
+  assert.equal(r.channel.size, CAPACITY, 'the first pass filled the channel');
+  assert.ok(r.waiting(), 'parked for room');
+  const before = r.passes();
+  // As SharedWatcherChannel.shift: the room signal only after a pop that published HEAD (the worker sees
+  // room only then).
+  const got: number[] = [r.channel.popBatched()];
+  assert.equal(r.channel.headPublished, false);
+  await settleAll();
+  await r.clock.advance(10);
+  assert.equal(r.passes(), before, 'a pop the worker cannot see yet brings no pass');
+  got.push(r.channel.popBatched());
+  assert.equal(r.channel.headPublished, true, 'a quarter of the channel read: published');
+  r.signal();
+  assert.ok(!r.waiting(), 'the signal cleared the wait');
+  await settleAll();
+  await r.clock.advance(1);
+  await settleAll();
+  assert.equal(r.passes(), before + 1, 'one pass after the quarter was published');
+  assert.equal(r.channel.size, CAPACITY, 'refilled');
+  for (let guard = 0; guard < 200 && got.length < EVENTS; guard++) {
+    const ref = r.channel.popBatched();
+    if (ref >= 0) got.push(ref);
+    if (ref >= 0 && !r.channel.headPublished) continue;
+    r.signal();
+    await settleAll();
+    await r.clock.advance(1);
+    await settleAll();
+  }
+  assert.deepEqual(
+    got,
+    Array.from({ length: EVENTS }, (_, i) => i),
+    'single delivery, in order',
+  );
+  r.endpoint.handle({ op: 'stop' });
+  await settleAll();
+  await r.clock.advance(2000);
+});
+
 test('worker: with several cohorts, each cohort is reported pushed before the next one scans', async () => {
   const r = rig();
   const host = r.endpoint.host!;

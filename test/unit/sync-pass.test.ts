@@ -227,6 +227,38 @@ describe('step 1: candidate order', () => {
     assert.deepEqual(host.opens, [50], 'at the cursor counts as at or above');
   });
 
+  test("the order reads each candidate's free room once (beta: shared-memory loads), not once per comparison", () => {
+    // 64 members in every order-key combination; the member cap keeps one, the others are only ordered.
+    const host = new FHost(events(1, 100));
+    class Counted extends FMember {
+      reads = 0;
+      override get free(): number {
+        this.reads++;
+        return super.free;
+      }
+    }
+    const members: Counted[] = [];
+    for (let i = 0; i < 64; i++) {
+      const m = new Counted(`m${i}`, 1 + ((i * 37) % 60), 100, (i * 13) % 50);
+      if (i % 3 === 0) m.cursor.drained();
+      members.push(m);
+    }
+    const pass = mkPass(host, { maxWatchers: 1 });
+    pass.cursor = 30;
+    run(pass, members);
+    const unserved = members.filter((m) => m.got.length === 0);
+    assert.equal(unserved.length, 63);
+    assert.deepEqual(
+      unserved.filter((m) => m.reads !== 1).map((m) => `${m.id}: ${m.reads}`),
+      [],
+      'a member the pass only ordered had its room read once',
+    );
+    // The order itself is the KEP's: the largest free share leads.
+    const served = members.find((m) => m.got.length > 0)!;
+    assert.equal(Math.min(...members.map((m) => (m.queue.length - m.got.length) / m.capacity)), 0);
+    assert.equal(served.queue.length - served.got.length, 0, 'the served member had the largest free share');
+  });
+
   test('the cursor becomes the last scanned RV of the last cohort served, and persists', () => {
     const host = new FHost(events(1, 300));
     const pass = mkPass(host, { scanBudget: 64 + 40, maxWatchers: 1 });
