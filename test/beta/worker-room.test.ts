@@ -79,6 +79,26 @@ async function settleAll(): Promise<void> {
   for (let i = 0; i < 5; i++) await settle();
 }
 
+/** Signal room, then let the worker's one pass run (1 ms of the virtual clock between settles). */
+async function signalAndRunPass(r: ReturnType<typeof rig>): Promise<void> {
+  r.signal();
+  await settleAll();
+  await r.clock.advance(1);
+  await settleAll();
+}
+
+/** The consumer got every event once, in order (single delivery); then the worker stops. */
+async function assertAllOnceInOrderThenStop(r: ReturnType<typeof rig>, got: number[]): Promise<void> {
+  assert.deepEqual(
+    got,
+    Array.from({ length: EVENTS }, (_, i) => i),
+    'single delivery, in order',
+  );
+  r.endpoint.handle({ op: 'stop' });
+  await settleAll();
+  await r.clock.advance(2000);
+}
+
 test('worker: a full channel parks it on the room signal (no pass while nobody reads); a quarter of a channel of room wakes it', async () => {
   const r = rig();
   await r.clock.advance(0);
@@ -122,19 +142,9 @@ test('worker: a full channel parks it on the room signal (no pass while nobody r
   // Drain everything the worker pushes, waking it each time: every event once, in order.
   for (let guard = 0; guard < 100 && got.length < EVENTS; guard++) {
     for (let ref = r.channel.pop(); ref >= 0; ref = r.channel.pop()) got.push(ref);
-    r.signal();
-    await settleAll();
-    await r.clock.advance(1);
-    await settleAll();
+    await signalAndRunPass(r);
   }
-  assert.deepEqual(
-    got,
-    Array.from({ length: EVENTS }, (_, i) => i),
-    'single delivery, in order',
-  );
-  r.endpoint.handle({ op: 'stop' });
-  await settleAll();
-  await r.clock.advance(2000);
+  await assertAllOnceInOrderThenStop(r, got);
 });
 
 test('worker: a batched reader (popBatched) wakes it at each published quarter; every event once, in order', async () => {
@@ -164,19 +174,9 @@ test('worker: a batched reader (popBatched) wakes it at each published quarter; 
     const ref = r.channel.popBatched();
     if (ref >= 0) got.push(ref);
     if (ref >= 0 && !r.channel.headPublished) continue;
-    r.signal();
-    await settleAll();
-    await r.clock.advance(1);
-    await settleAll();
+    await signalAndRunPass(r);
   }
-  assert.deepEqual(
-    got,
-    Array.from({ length: EVENTS }, (_, i) => i),
-    'single delivery, in order',
-  );
-  r.endpoint.handle({ op: 'stop' });
-  await settleAll();
-  await r.clock.advance(2000);
+  await assertAllOnceInOrderThenStop(r, got);
 });
 
 test('worker: with several cohorts, each cohort is reported pushed before the next one scans', async () => {
