@@ -12,16 +12,17 @@
  *
  * Each (mode, N, variant) runs in a fresh child process (lib/isolate.ts).
  */
-import { MemoryStore, WatchCache, type KubeObject, type Mode } from '../src/index.js';
+import { setTimeout as sleep, setImmediate as immediate } from 'node:timers/promises';
+import type { Mode } from '../src/index.js';
 import { betaSyncOf } from '../src/cache/cache-internals.js';
 import { HealthyClient, KepContext, SlowClient } from './kep/clients.js';
 import { FixedRateWriter, SendTimes } from './kep/writer.js';
+import { expiredCount, startRunCache } from './kep/run-cache.js';
 import { PassProbe } from './lib/engine-probe.js';
 import { finite, percentile } from './lib/hist.js';
 import { childCpuProfDir, isMain, runIsolated, serveChild } from './lib/isolate.js';
 import { PhaseProfiler } from './lib/phase-profile.js';
 import { fullGc, MemorySampler, selfCpuMs, snapshot, toMiB } from './lib/memory.js';
-import { makePod } from './lib/pod.js';
 import type { KepRow, SlowVariant } from './lib/types.js';
 import { modeLabel } from './lib/modes.js';
 import { printKepTable } from './report/tables.js';
@@ -42,21 +43,10 @@ export interface KepConfig {
   warmupWrites?: number;
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-const immediate = (): Promise<void> => new Promise((r) => setImmediate(r));
-
-async function counter(cache: WatchCache, name: string, labels: Record<string, string> = {}): Promise<number> {
-  return cache.metricValue(name, labels);
-}
-
 /** One run, in this process. */
 export async function runKepOnce(c: KepConfig): Promise<KepRow> {
-  const keepAlive = setInterval(() => {}, 1000); // engine timers are unref'd
-  const store = new MemoryStore();
-  const cache = new WatchCache({ store, mode: c.mode, channelCapacity: c.channelCapacity });
-  await cache.start();
-  const pods: KubeObject[] = [];
-  for (let i = 0; i < c.pods; i++) pods.push(await store.create(makePod(i)));
+  const run = await startRunCache(c.mode, c.channelCapacity, c.pods);
+  const { store, cache, pods } = run;
   const sendTimes = new SendTimes();
   const ctx = new KepContext(cache, c.channelCapacity, c.variant, c.slowReadRate);
   const healthy: HealthyClient[] = [];
@@ -82,10 +72,10 @@ export async function runKepOnce(c: KepConfig): Promise<KepRow> {
 
   const probe = new PassProbe(cache);
   probe.reset();
-  const enc0 = await counter(cache, 'apiserver_watch_cache_event_encodings_total', { format: 'json' });
-  const mp0 = await counter(cache, 'apiserver_watch_cache_event_encodings_total', { format: 'msgpack' });
-  const closes0 = await counter(cache, 'apiserver_terminated_watchers_total', { reason: 'unresponsive' });
-  const stalls0 = await counter(cache, 'apiserver_watch_cache_watcher_stalls_total');
+  const enc0 = await cache.metricValue('apiserver_watch_cache_event_encodings_total', { format: 'json' });
+  const mp0 = await cache.metricValue('apiserver_watch_cache_event_encodings_total', { format: 'msgpack' });
+  const closes0 = await cache.metricValue('apiserver_terminated_watchers_total', { reason: 'unresponsive' });
+  const stalls0 = await cache.metricValue('apiserver_watch_cache_watcher_stalls_total');
   const written0 = writer.written;
   const sampler = new MemorySampler(250);
   const elu0 = performance.eventLoopUtilization();
@@ -121,15 +111,13 @@ export async function runKepOnce(c: KepConfig): Promise<KepRow> {
   probe.close();
   const eventsWritten = writer.written - written0;
   const jsonEncodings =
-    (await counter(cache, 'apiserver_watch_cache_event_encodings_total', { format: 'json' })) - enc0;
+    (await cache.metricValue('apiserver_watch_cache_event_encodings_total', { format: 'json' })) - enc0;
   const msgpackEncodings =
-    (await counter(cache, 'apiserver_watch_cache_event_encodings_total', { format: 'msgpack' })) - mp0;
+    (await cache.metricValue('apiserver_watch_cache_event_encodings_total', { format: 'msgpack' })) - mp0;
   const forceCloses =
-    (await counter(cache, 'apiserver_terminated_watchers_total', { reason: 'unresponsive' })) - closes0;
-  const stalls = (await counter(cache, 'apiserver_watch_cache_watcher_stalls_total')) - stalls0;
-  const expired410 =
-    (await counter(cache, 'apiserver_terminated_watchers_total', { reason: 'resource_expired' })) +
-    (await counter(cache, 'apiserver_terminated_watchers_total', { reason: 'resource_expired_initial' }));
+    (await cache.metricValue('apiserver_terminated_watchers_total', { reason: 'unresponsive' })) - closes0;
+  const stalls = (await cache.metricValue('apiserver_watch_cache_watcher_stalls_total')) - stalls0;
+  const expired410 = await expiredCount(cache);
 
   let received = 0;
   let queued = 0;
@@ -151,9 +139,8 @@ export async function runKepOnce(c: KepConfig): Promise<KepRow> {
   ctx.stop();
   for (const h of healthy) h.w.stop();
   for (const s of slow) s.w.stop();
-  await cache.stop();
+  await run.stop();
   await Promise.race([Promise.all(loops), sleep(2000)]);
-  clearInterval(keepAlive);
 
   const resyncs = slow.filter((s) => s.resyncMs >= 0).map((s) => s.resyncMs);
   const pushes = received + queued + forceCloses * c.channelCapacity;

@@ -16,6 +16,7 @@
  *
  *   node dist/native-bench/throughput.js [--quick|--full] [--modes off,alpha,beta] [--json FILE]
  */
+import { setImmediate as immediate } from 'node:timers/promises';
 import { MemoryStore, WatchCache, type KubeObject, type Mode, type Watch, type WatchOptions } from '../src/index.js';
 import { PhaseProbe } from './lib/engine-probe.js';
 import { finite } from './lib/hist.js';
@@ -33,8 +34,6 @@ export interface ThroughputConfig {
   watchers: number;
   durationS: number;
 }
-
-const immediate = (): Promise<void> => new Promise((r) => setImmediate(r));
 
 class Consumer {
   received = 0;

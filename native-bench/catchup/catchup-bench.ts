@@ -13,14 +13,16 @@
  *
  *   node dist/native-bench/catchup/catchup-bench.js [--modes alpha,beta] [--catchup-watchers 1,100,1000]
  */
-import { MemoryStore, WatchCache, type KubeObject, type Mode } from '../../src/index.js';
+import { setTimeout as sleep, setImmediate as immediate } from 'node:timers/promises';
+import type { Mode } from '../../src/index.js';
 import { HealthyClient, KepContext } from '../kep/clients.js';
 import { FixedRateWriter, SendTimes } from '../kep/writer.js';
+import { expiredCount, startRunCache } from '../kep/run-cache.js';
 import { finite, percentile } from '../lib/hist.js';
 import { isMain, runIsolated, serveChild } from '../lib/isolate.js';
 import { selfCpuMs } from '../lib/memory.js';
 import { modeLabel } from '../lib/modes.js';
-import { makePod, podBytes } from '../lib/pod.js';
+import { podBytes } from '../lib/pod.js';
 import type { CatchupRow } from '../lib/types.js';
 import type { BenchPlan } from '../bench-args.js';
 import { CatchupClient } from './catchup-client.js';
@@ -42,28 +44,10 @@ export interface CatchupConfig {
   pods: number;
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-const immediate = (): Promise<void> => new Promise((r) => setImmediate(r));
-
-function counter(cache: WatchCache, name: string, labels: Record<string, string> = {}): Promise<number> {
-  return cache.metricValue(name, labels);
-}
-
-async function expiredCount(cache: WatchCache): Promise<number> {
-  return (
-    (await counter(cache, 'apiserver_terminated_watchers_total', { reason: 'resource_expired' })) +
-    (await counter(cache, 'apiserver_terminated_watchers_total', { reason: 'resource_expired_initial' }))
-  );
-}
-
 /** One run, in this process. */
 export async function runCatchupOnce(c: CatchupConfig): Promise<CatchupRow> {
-  const keepAlive = setInterval(() => {}, 1000); // engine timers are unref'd
-  const store = new MemoryStore();
-  const cache = new WatchCache({ store, mode: c.mode, channelCapacity: c.channelCapacity });
-  await cache.start();
-  const pods: KubeObject[] = [];
-  for (let i = 0; i < c.pods; i++) pods.push(await store.create(makePod(i)));
+  const run = await startRunCache(c.mode, c.channelCapacity, c.pods);
+  const { store, cache, pods } = run;
   const sendTimes = new SendTimes();
   const ctx = new KepContext(cache, c.channelCapacity, 'stalled', 0);
   const healthy = new HealthyClient(ctx, sendTimes);
@@ -87,7 +71,7 @@ export async function runCatchupOnce(c: CatchupConfig): Promise<CatchupRow> {
   const bounds = cache.historyBounds();
   const rvAtOpen = cache.resourceVersion;
   const fromRV = Math.max((bounds.oldest ?? 1) - 1, rvAtOpen - c.historyEvents);
-  const deferred0 = await counter(cache, 'apiserver_watch_cache_watcher_deferred_events_total');
+  const deferred0 = await cache.metricValue('apiserver_watch_cache_watcher_deferred_events_total');
   const expired0 = await expiredCount(cache);
   const cpu0 = selfCpuMs();
   const elu0 = performance.eventLoopUtilization();
@@ -104,7 +88,7 @@ export async function runCatchupOnce(c: CatchupConfig): Promise<CatchupRow> {
   const windowMs = performance.now() - openedAt;
   const cpuMs = selfCpuMs() - cpu0;
   const elu = performance.eventLoopUtilization(elu0).utilization;
-  const workerPushes = (await counter(cache, 'apiserver_watch_cache_watcher_deferred_events_total')) - deferred0;
+  const workerPushes = (await cache.metricValue('apiserver_watch_cache_watcher_deferred_events_total')) - deferred0;
   const expired410 = (await expiredCount(cache)) - expired0;
   writer.stop();
 
@@ -113,9 +97,8 @@ export async function runCatchupOnce(c: CatchupConfig): Promise<CatchupRow> {
   ctx.stop();
   healthy.w.stop();
   for (const cl of clients) cl.stop();
-  await cache.stop();
+  await run.stop();
   await Promise.race([Promise.all([healthyLoop, all]), sleep(2000)]);
-  clearInterval(keepAlive);
 
   const baseline = healthy.stall.summary();
   const during = healthy.resume.summary();

@@ -8,10 +8,9 @@
  * ends it unresynced (it does not re-list: the suite counts 410s, it does not
  * hide them).
  */
+import { setImmediate as immediate } from 'node:timers/promises';
 import type { WatchCache } from '../../src/index.js';
 import { asWatcher, type Watcher } from '../../src/watch/watcher.js';
-
-const immediate = (): Promise<void> => new Promise((r) => setImmediate(r));
 
 export class CatchupClient {
   received = 0;

@@ -18,13 +18,12 @@
  * always comes back to a pending next(); it does not yield (yielding would
  * queue it behind every slow client's setImmediate and inflate its tail).
  */
+import { setImmediate as immediate } from 'node:timers/promises';
 import type { WatchCache, WatchEvent } from '../../src/index.js';
 import { asWatcher, type Watcher } from '../../src/watch/watcher.js';
 import { LatencyRecorder } from '../lib/hist.js';
 import type { SlowVariant } from '../lib/types.js';
 import type { SendTimes } from './writer.js';
-
-const immediate = (): Promise<void> => new Promise((r) => setImmediate(r));
 
 export type Phase = 'warmup' | 'stall' | 'resume' | 'stopped';
 

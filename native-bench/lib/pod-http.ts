@@ -4,6 +4,7 @@
  * pods watch from an RV, its lines, the write -> receipt latency mark, a writer that PUTs pod
  * updates at a fixed rate.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { request, type Agent, type IncomingMessage } from 'node:http';
 import { monoMs, type LatencyRecorder } from './hist.js';
 import { podUpdate } from './pod.js';
@@ -14,8 +15,6 @@ const PODS = '/api/v1/namespaces/default/pods';
 const MARK = '"bench/t":"';
 /** Writes in flight at the most. */
 const MAX_IN_FLIGHT = 64;
-
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** One request; resolves with the status and the whole body once the response ends. */
 function send(

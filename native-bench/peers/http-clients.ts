@@ -13,7 +13,8 @@ import { LatencyRecorder } from '../lib/hist.js';
 import { waitForDelivery } from '../lib/delivery-wait.js';
 import { serveChild } from '../lib/isolate.js';
 import { makePod } from '../lib/pod.js';
-import { createPods, listRV, openPodWatch, readLines, recordMark, sleep, writePodUpdates } from '../lib/pod-http.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createPods, listRV, openPodWatch, readLines, recordMark, writePodUpdates } from '../lib/pod-http.js';
 import type { LatencySummary } from '../lib/types.js';
 
 export interface HttpClientsConfig {

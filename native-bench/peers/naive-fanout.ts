@@ -8,6 +8,7 @@
  * the engine for comparison; heap is sampled every 250 ms. A run stops early
  * (`capped`) once the heap passes a bound, so it can never exhaust memory.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { MemoryStore, WatchCache, type KubeObject, type Mode, type StoreEvent } from '../../src/index.js';
 import { FixedRateWriter, SendTimes } from '../kep/writer.js';
 import { LatencyRecorder } from '../lib/hist.js';
@@ -24,8 +25,6 @@ export interface NaiveConfig {
   durationS: number;
   heapCapMiB: number;
 }
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** The naive server: one unbounded array per watcher; watcher 0 is the healthy one. */
 class NaiveFanout {

@@ -21,7 +21,8 @@ import { waitForDelivery } from '../lib/delivery-wait.js';
 import { serveChild } from '../lib/isolate.js';
 import { procCpuMs } from '../lib/memory.js';
 import { makePod } from '../lib/pod.js';
-import { createPods, listRV, sleep, writePodUpdates } from '../lib/pod-http.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createPods, listRV, writePodUpdates } from '../lib/pod-http.js';
 import { startServe, stopServe, sumMetric, type ServeChild } from '../lib/serve-child.js';
 import type { ProxyRunConfig, ProxyRunResult } from '../lib/types.js';
 
