@@ -311,8 +311,8 @@ export class BetaSync implements HandBackContext {
     prevFrame: ((encode: (o: KubeObject) => FrameSource) => FrameSource | undefined) | undefined,
   ): FrameSource | undefined {
     const d = this.deferred;
-    if (this.remotes.size > 0) return d.now(event, prevFrame?.(d.encodeNow));
-    return d.later(event, prevFrame?.(d.encodeLater));
+    const prev = prevFrame?.(d.listedFrame);
+    return this.remotes.size > 0 ? d.now(event, prev) : d.later(event, prev);
   }
 
   /**

@@ -52,10 +52,8 @@ export class DeferredMirror {
     this.scheduled = false;
     this.flush();
   };
-  /** For an object no event has carried: its frame is made by the flush, not now. */
-  readonly encodeLater = (object: KubeObject): PendingFrame => new PendingFrame(object);
-  /** The same when mirroring now: the mirror encodes it when it needs the bytes. */
-  readonly encodeNow = this.encodeLater;
+  /** For an object no event has carried (one from the initial list): the mirror encodes it when it needs the bytes. */
+  readonly listedFrame = (object: KubeObject): PendingFrame => new PendingFrame(object);
 
   constructor(init: DeferredMirrorInit) {
     this.clock = init.clock;
