@@ -39,6 +39,7 @@
  */
 import type { Unpackr } from 'msgpackr';
 import type { ChangeType, IndexerFunc, KubeObject } from '../core/types.js';
+import type { FrameBytes } from '../wire/frame-source.js';
 
 export interface RingFrame {
   type: ChangeType;
@@ -54,13 +55,6 @@ export interface RingSelection {
   /** Per indexer field (in `indexerFields` order): the object's value and the previous object's. */
   values: (string | undefined)[];
   prevValues: (string | undefined)[];
-}
-
-/** A frame's bytes as bytes[start, end) (src/wire/watch-event.ts TransientFrame has this shape). */
-export interface FrameBytes {
-  bytes: Uint8Array;
-  start: number;
-  end: number;
 }
 
 const HEADER = 8;

@@ -18,6 +18,13 @@
  */
 import type { KubeObject } from '../core/types.js';
 
+/** A frame's bytes as bytes[start, end): a view of a larger buffer, without making one. */
+export interface FrameBytes {
+  bytes: Uint8Array;
+  start: number;
+  end: number;
+}
+
 /** Where a carried frame's bytes are while its carrier is in the ring (the mirror). */
 export interface FrameStore {
   /** A copy of the frame carried by ring event `abs`, or undefined once that event left the ring. */

@@ -8,7 +8,7 @@
  */
 import { Packr, RESET_BUFFER_MODE, REUSE_BUFFER_MODE } from 'msgpackr';
 import type { KubeObject, WatchEventLike, WatchEventType } from '../core/types.js';
-import type { PendingFrame } from './frame-source.js';
+import type { FrameBytes, PendingFrame } from './frame-source.js';
 
 /** Counts encodings per format (bound to the prom-client counter by the cache). */
 export interface EncodingCounter {
@@ -17,17 +17,8 @@ export interface EncodingCounter {
 
 export const msgpack = new Packr({ useRecords: false, moreTypes: false });
 
-/**
- * A frame's bytes for the moment: bytes[start, end). From `packTransient`,
- * valid only until the next msgpack pack on this thread (one reused object).
- */
-export interface TransientFrame {
-  bytes: Uint8Array;
-  start: number;
-  end: number;
-}
-
-const transient: TransientFrame = { bytes: new Uint8Array(0), start: 0, end: 0 };
+/** `packTransient`'s answer: valid only until the next msgpack pack on this thread (one reused object). */
+const transient: FrameBytes = { bytes: new Uint8Array(0), start: 0, end: 0 };
 /**
  * Pack into msgpackr's current buffer without taking the bytes: no buffer, no
  * view allocated (REUSE_BUFFER_MODE returns the buffer itself), and the next
@@ -95,7 +86,7 @@ export class WatchEvent implements WatchEventLike {
    * pack. `kept` is where the mirror keeps it from now on (msgpackFrame reads
    * it there).
    */
-  packTransient(counter: EncodingCounter, kept: PendingFrame): TransientFrame {
+  packTransient(counter: EncodingCounter, kept: PendingFrame): FrameBytes {
     const t = transient;
     const made = this.#msgpack;
     if (made !== undefined) {
