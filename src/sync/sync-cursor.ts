@@ -87,8 +87,7 @@ export class SyncCursor {
    * changed but the position, when it already was unsynced.
    */
   stalledAt(rv: number): boolean {
-    // Invariant 1 (position): a failed push of X leaves the position at most X - 1, never lower.
-    this.raiseTo(rv - 1);
+    this.missed(rv); // invariant 1 (position): at most X - 1, never lower
     if (!this.markUnsynced()) return false;
     this.#joinPending = true;
     return true;

@@ -451,7 +451,8 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
  */
 function kepOrder<M extends PassMember>(candidates: M[], shares: number[], cursor: number): M[] {
   const n = candidates.length;
-  const flags = new Uint8Array(n); // (b) and (c): bit 1 "not new nor drained", bit 0 "below the cursor"
+  // (b) and (c) as one key: bit 1 "not new nor drained" (the more significant), bit 0 "below the cursor".
+  const flags = new Uint8Array(n);
   const positions = new Float64Array(n);
   for (let i = 0; i < n; i++) {
     const c = candidates[i]!.cursor;
@@ -464,12 +465,9 @@ function kepOrder<M extends PassMember>(candidates: M[], shares: number[], curso
     const fa = shares[a]!;
     const fb = shares[b]!;
     if (fa !== fb) return fb - fa; // (a) larger free share first
-    const na = flags[a]! >> 1;
-    const nb = flags[b]! >> 1;
-    if (na !== nb) return na - nb; // (b) new or drained first
-    const ra = flags[a]! & 1;
-    const rb = flags[b]! & 1;
-    if (ra !== rb) return ra - rb; // (c) rotation: at or above the cursor first
+    const ka = flags[a]!;
+    const kb = flags[b]!;
+    if (ka !== kb) return ka - kb; // (b) new or drained first, then (c) rotation: at or above the cursor first
     return positions[a]! - positions[b]!;
   });
   return order.map((i) => candidates[i]!);
