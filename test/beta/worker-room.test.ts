@@ -79,12 +79,17 @@ async function settleAll(): Promise<void> {
   for (let i = 0; i < 5; i++) await settle();
 }
 
-/** Signal room, then let the worker's one pass run (1 ms of the virtual clock between settles). */
-async function signalAndRunPass(r: ReturnType<typeof rig>): Promise<void> {
-  r.signal();
+/** Let the worker's pass after a room signal run (1 ms of the virtual clock between settles). */
+async function runPass(r: ReturnType<typeof rig>): Promise<void> {
   await settleAll();
   await r.clock.advance(1);
   await settleAll();
+}
+
+/** Signal room, then let the worker's one pass run. */
+async function signalAndRunPass(r: ReturnType<typeof rig>): Promise<void> {
+  r.signal();
+  await runPass(r);
 }
 
 /** The consumer got every event once, in order (single delivery); then the worker stops. */
@@ -132,9 +137,7 @@ test('worker: a full channel parks it on the room signal (no pass while nobody r
   const sentBefore = r.sent.length;
   r.signal();
   assert.ok(!r.waiting(), 'the signal cleared the wait');
-  await settleAll();
-  await r.clock.advance(1);
-  await settleAll();
+  await runPass(r);
   assert.equal(r.passes(), before + 1, 'one pass after the room signal');
   assert.equal(r.channel.size, CAPACITY, 'refilled');
   assert.deepEqual(toldIds(r.sent, sentBefore), [], 'a consumer still reading is not told of the refill');
@@ -165,9 +168,7 @@ test('worker: a batched reader (popBatched) wakes it at each published quarter; 
   assert.equal(r.channel.headPublished, true, 'a quarter of the channel read: published');
   r.signal();
   assert.ok(!r.waiting(), 'the signal cleared the wait');
-  await settleAll();
-  await r.clock.advance(1);
-  await settleAll();
+  await runPass(r);
   assert.equal(r.passes(), before + 1, 'one pass after the quarter was published');
   assert.equal(r.channel.size, CAPACITY, 'refilled');
   for (let guard = 0; guard < 200 && got.length < EVENTS; guard++) {
