@@ -8,7 +8,7 @@ import type { SpscChannelHandle } from '../ring/spsc-channel.js';
 import type { PassOptions } from '../sync/pass-options.js';
 
 /** What the worker needs to rebuild a watcher's selection (indexer functions cannot cross threads). */
-interface SelectionSpec {
+export interface SelectionSpec {
   namespace: string;
   name: string;
   labelSelector: string;
@@ -17,7 +17,9 @@ interface SelectionSpec {
 
 /**
  * A watcher that went unsynced at `position`: the worker owns its channel now.
- * `slot` (or `channel` and `cell`) and `selection` only the first time.
+ * `slot` (or `channel` and `cell`) and `selection` only the first time. As an
+ * object only for a watcher with buffers of its own (consumed in another
+ * thread); a pooled one travels as rows of numbers (INTRO_ROW, ADOPT_ROW).
  */
 export interface AdoptRequest {
   id: number;
@@ -32,8 +34,15 @@ export interface AdoptRequest {
   cell?: SharedArrayBuffer;
 }
 
-/** Numbers per watcher in an `adopt-rows` message. */
+/** Numbers per watcher in an `adopt-rows` message: id, position, capacity, reachedLive (0/1). */
 export const ADOPT_ROW = 4;
+
+/**
+ * Numbers per watcher in an `introduce-rows` message: id, slab, offset (its
+ * region in a slab the worker has, channel-slabs.ts), capacity, and the id
+ * of its selection's spec (selection-table.ts).
+ */
+export const INTRO_ROW = 5;
 
 export type MainToWorker =
   | {
@@ -46,7 +55,12 @@ export type MainToWorker =
     }
   /** A slab of pooled channels and position cells (sent once per slab, never per watcher). */
   | { op: 'slab'; id: number; buffer: SharedArrayBuffer }
-  /** New watchers: their channels, position cells and selections (batched, at registration). */
+  /**
+   * New pooled watchers, INTRO_ROW numbers each, after the specs first used
+   * by them (`selections`, each sent once): all a flush registered, one array.
+   */
+  | { op: 'introduce-rows'; selections: { id: number; spec: SelectionSpec }[]; rows: Float64Array }
+  /** New watchers with buffers of their own (consumed in another thread): channel, cell and selection. */
   | { op: 'introduce'; watchers: AdoptRequest[] }
   /** Watchers that went unsynced (batched: one message per dispatch, not per watcher). */
   | { op: 'adopt'; watchers: AdoptRequest[] }
@@ -55,8 +69,11 @@ export type MainToWorker =
    * position, capacity, reachedLive 0/1): a mass stall is one typed array.
    */
   | { op: 'adopt-rows'; rows: Float64Array }
-  /** Forget the watcher (stopped or ended on the main thread). */
-  | { op: 'forget'; id: number }
+  /**
+   * Forget these watchers (stopped or ended on the main thread), then the
+   * selection specs their last user took away.
+   */
+  | { op: 'forget'; ids: Float64Array; selections: number[] }
   /** A relist: every member is gone (the main thread ends them). */
   | { op: 'reset' }
   | { op: 'stop' };

@@ -6,13 +6,15 @@
  */
 import { realClock, type Clock } from '../core/clock.js';
 import { waitAsync } from '../ring/shared-memory.js';
-import { ADOPT_ROW, type MainToWorker, type WorkerToMain } from './sync-messages.js';
+import { ADOPT_ROW, INTRO_ROW, type MainToWorker, type SelectionSpec, type WorkerToMain } from './sync-messages.js';
 import { WorkerPassHost, type KnownWatcher } from './worker-pass-host.js';
 
 export class SyncWorkerEndpoint {
   host: WorkerPassHost | undefined;
   stopped = false;
   private readonly known = new Map<number, KnownWatcher>();
+  /** The selection specs the main thread sent, by id (selection-table.ts): a pooled introduction names one. */
+  private readonly specs = new Map<number, SelectionSpec>();
   private readonly send: (msg: WorkerToMain) => void;
   private readonly clock: Clock;
 
@@ -44,6 +46,27 @@ export class SyncWorkerEndpoint {
         case 'slab':
           this.host!.slabs[msg.id] = msg.buffer;
           break;
+        case 'introduce-rows': {
+          for (const { id, spec } of msg.selections) this.specs.set(id, spec);
+          const r = msg.rows;
+          for (let i = 0; i + INTRO_ROW <= r.length; i += INTRO_ROW) {
+            const id = r[i]!;
+            const selection = this.specs.get(r[i + 4]!);
+            if (selection === undefined) throw new Error(`watcher ${id} names selection ${r[i + 4]}, never sent`);
+            this.host!.introduce(
+              {
+                id,
+                position: 0,
+                capacity: r[i + 3]!,
+                reachedLive: false,
+                slot: { slab: r[i + 1]!, offset: r[i + 2]! },
+                selection,
+              },
+              this.known,
+            );
+          }
+          break;
+        }
         case 'introduce':
           for (const a of msg.watchers) this.host!.introduce(a, this.known);
           break;
@@ -63,8 +86,11 @@ export class SyncWorkerEndpoint {
           this.wakeArrivals();
           break;
         case 'forget':
-          this.host?.forget(msg.id);
-          this.known.delete(msg.id);
+          for (const id of msg.ids) {
+            this.host?.forget(id);
+            this.known.delete(id);
+          }
+          for (const id of msg.selections) this.specs.delete(id);
           break;
         case 'reset':
           this.host?.reset();

@@ -1,18 +1,27 @@
 /**
  * SyncWorkerLink: the main thread's end of the sync worker. It owns the
  * worker's lifecycle (start, death, restart, utilization), every message to
- * it (posted in order, introductions and adopts batched per turn) and the
- * decoding of every message from it into the handler's calls.
+ * it (posted in order, batched per turn) and the decoding of every message
+ * from it into the handler's calls.
  *
- * Batching, in the order the worker must see it:
- * 1. Introductions (a watcher's channel, position cell and selection, posted
- *    at registration) go INTRO_CHUNK per turn of the event loop: cloning a
- *    watcher's buffers costs ~14 µs, 10,000 at once would hold the thread.
- * 2. Adopts follow in the same flush, after the introductions they refer to:
- *    an adopt that must carry its introduction (after a restart, or when the
- *    introduction had not been posted yet) is an object, every other one is
- *    ADOPT_ROW numbers in one Float64Array (a mass stall is one block).
- * 3. A `forget` flushes first (adopt before forget).
+ * A watcher travels to the worker as numbers (issue 13, deliverable 1): its
+ * channel and cell are a region of a slab the worker has (channel-slabs.ts),
+ * its selection an id in the SelectionTable, so each batch below is one
+ * Float64Array however many watchers it names, and no object, string or
+ * SharedArrayBuffer is built or cloned per watcher. One flush (a microtask
+ * after the first call of a turn) posts, in the order the worker must see
+ * them:
+ * 1. Forgets (ids, then the selection specs they released): each was queued
+ *    after a flush of everything queued before it (adopt before forget, and
+ *    a forget before the introduction of a watcher that reuses its region).
+ * 2. Introductions (INTRO_ROW numbers each, after the specs first used by
+ *    them), posted at registration so that a stall later names only the id.
+ *    A watcher consumed in another thread has buffers of its own: its
+ *    introduction is an object, INTRO_CHUNK per turn (a clone of its
+ *    buffers costs ~14 µs).
+ * 3. Adopts, after the introductions they refer to: ADOPT_ROW numbers each
+ *    (a mass stall is one block); an object only for a watcher of step 2's
+ *    second kind whose introduction had not been posted, or after a restart.
  *
  * A worker that dies is replaced at once: the new one gets the init message
  * and every slab again, and the handler re-adopts every unsynced watcher at
@@ -28,14 +37,16 @@ import { channels } from '../observe/channels.js';
 import { Variant, WriterOwner } from '../protocol/channel-variants.js';
 import type { Watcher } from '../watch/watcher.js';
 import type { SharedWatcherChannel } from './shared-watcher-channel.js';
-import type { AdoptRequest, MainToWorker, WorkerToMain } from './sync-messages.js';
+import { NumberRows } from './number-rows.js';
+import { SelectionTable, specOf } from './selection-table.js';
+import { ADOPT_ROW, INTRO_ROW, type AdoptRequest, type MainToWorker, type WorkerToMain } from './sync-messages.js';
 import { SyncWorkerEndpoint } from './sync-worker-endpoint.js';
 import type { WorkerPassHost } from './worker-pass-host.js';
 
 /** Where the sync worker runs: a worker thread (production) or in-process on the engine's clock (simulation). */
 export type SyncWorkerPlacement = 'thread' | 'in-process';
 
-/** Introductions posted per turn of the event loop, at most. */
+/** Object introductions (watchers consumed in another thread) posted per turn of the event loop, at most. */
 const INTRO_CHUNK = 256;
 /** An introduction turn stops once it has taken this much main-thread time (checked every INTRO_CHECK). */
 const INTRO_SLICE_MS = 0.3;
@@ -97,12 +108,21 @@ export class SyncWorkerLink {
    * (`introducedTo`) is known to this worker, or will be once its pending introduction is posted.
    */
   private generation = 0;
-  /** Watchers whose introduction has not been posted yet (in registration order; their channel's `introPending`). */
+  /**
+   * Watchers with buffers of their own whose introduction has not been posted yet (in registration
+   * order; their channel's `introPending`).
+   */
   private pendingIntros = new Map<number, Watcher>();
-  /** Adopts that carry an introduction (rare: after a worker restart, or before the watcher's turn). */
+  /** Adopts that carry an introduction (rare: a watcher of `pendingIntros`, or one after a restart). */
   private pendingAdopts: AdoptRequest[] = [];
-  /** Adopts of introduced watchers, ADOPT_ROW numbers each (id, position, capacity, reachedLive 0/1). */
-  private pendingRows: number[] = [];
+  /** The selection specs the worker knows, by id. */
+  private readonly selections = new SelectionTable();
+  /** Introductions of pooled watchers, INTRO_ROW numbers each (sync-messages.ts). */
+  private readonly introRows = new NumberRows(INTRO_ROW);
+  /** Adopts of introduced watchers, ADOPT_ROW numbers each. */
+  private readonly adoptRows = new NumberRows(ADOPT_ROW);
+  /** Ids to forget: each queued after a flush of everything queued before it (step 1 above). */
+  private readonly forgetIds = new NumberRows(1);
   private introTimer: TimerHandle | undefined;
   private flushScheduled = false;
   private reportedPushes = 0;
@@ -145,7 +165,10 @@ export class SyncWorkerLink {
     this.handler.error(`sync worker died: ${why}`);
     this.worker = undefined;
     this.pendingAdopts = []; // every unsynced watcher is adopted again by the handler, with its channel
-    this.pendingRows = [];
+    this.adoptRows.clear();
+    this.introRows.clear(); // the new worker hears of each watcher again, at its adopt
+    this.forgetIds.clear(); // it never knew them
+    this.selections.clear();
     for (const w of this.pendingIntros.values()) channelOf(w).introPending = false;
     this.pendingIntros.clear();
     this.start(); // a new generation: every watcher is unknown to the new worker
@@ -187,9 +210,19 @@ export class SyncWorkerLink {
     const channel = channelOf(watcher);
     if (this.closed || channel.introducedTo === this.generation) return;
     channel.introducedTo = this.generation;
-    channel.introPending = true;
-    this.pendingIntros.set(watcher.id, watcher);
+    if (channel.slot !== undefined) this.queueIntroRow(watcher, channel);
+    else {
+      channel.introPending = true;
+      this.pendingIntros.set(watcher.id, watcher);
+    }
     this.scheduleFlush();
+  }
+
+  /** A pooled watcher's introduction: its row of numbers (and its spec, the first time the worker needs it). */
+  private queueIntroRow(watcher: Watcher, channel: SharedWatcherChannel): void {
+    const slot = channel.slot!;
+    channel.selectionId = this.selections.use(watcher.selection);
+    this.introRows.add(watcher.id, slot.slab, slot.offset, slot.capacity, channel.selectionId);
   }
 
   /**
@@ -197,8 +230,9 @@ export class SyncWorkerLink {
    * its channel to the worker (single writer) before this.
    */
   adopt(watcher: Watcher): void {
-    // Normally introduced at registration; after a worker restart, or while its introduction still
-    // waits for its turn, the adopt carries it. Two fields of its channel say which (no set lookup).
+    // Normally introduced at registration. After a worker restart a pooled watcher's introduction row goes
+    // first (same flush, posted before the adopts); one with buffers of its own whose introduction is
+    // still queued, or after a restart, carries it. Two fields of its channel say which (no set lookup).
     const channel = channelOf(watcher);
     let first = channel.introducedTo !== this.generation;
     if (channel.introPending) {
@@ -207,7 +241,8 @@ export class SyncWorkerLink {
       first = true;
     }
     channel.introducedTo = this.generation;
-    if (first) {
+    if (first && channel.slot !== undefined) this.queueIntroRow(watcher, channel);
+    if (first && channel.slot === undefined) {
       this.pendingAdopts.push({
         id: watcher.id,
         position: watcher.position,
@@ -216,8 +251,8 @@ export class SyncWorkerLink {
         ...introduction(watcher),
       });
     } else {
-      // Already introduced (every watcher of a mass stall): the ADOPT_ROW numbers, no object per watcher.
-      this.pendingRows.push(watcher.id, watcher.position, watcher.capacity, watcher.reachedLive ? 1 : 0);
+      // Already introduced (every watcher of a mass stall): ADOPT_ROW numbers, no object per watcher.
+      this.adoptRows.add(watcher.id, watcher.position, watcher.capacity, watcher.reachedLive ? 1 : 0);
     }
     this.scheduleFlush();
   }
@@ -232,8 +267,12 @@ export class SyncWorkerLink {
       this.pendingIntros.delete(watcher.id); // never posted: nothing to forget
       return;
     }
-    this.flush(); // keep the order: adopt before forget
-    this.post({ op: 'forget', id: watcher.id });
+    // Keep the order: whatever was queued before (its own adopt among them) is posted before this forget.
+    // 10,000 watchers ending one after another queue nothing else in between: one message.
+    if (this.introRows.rows > 0 || this.adoptRows.rows > 0 || this.pendingAdopts.length > 0) this.flush();
+    this.forgetIds.add(watcher.id);
+    if (channel.slot !== undefined) this.selections.release(channel.selectionId);
+    this.scheduleFlush();
   }
 
   private scheduleFlush(): void {
@@ -243,13 +282,11 @@ export class SyncWorkerLink {
   }
 
   /**
-   * Post introductions in turns of at most INTRO_CHUNK watchers or
-   * INTRO_SLICE_MS of main-thread time: an introduction costs a few µs (its
-   * selection's strings, the clone), more for a remote watcher's own
-   * buffers, so 10,000 registrations at once would otherwise hold the main
-   * thread for tens of ms.
+   * Post the introductions of watchers with buffers of their own in turns of
+   * at most INTRO_CHUNK watchers or INTRO_SLICE_MS of main-thread time: each
+   * clones its buffers and its selection's strings (~14 µs).
    */
-  private flushIntroductions(): void {
+  private flushObjectIntroductions(): void {
     if (this.pendingIntros.size === 0 || this.closed) return;
     const watchers: AdoptRequest[] = [];
     const t0 = this.clock.workNow();
@@ -266,32 +303,41 @@ export class SyncWorkerLink {
     if (this.pendingIntros.size > 0 && this.introTimer === undefined) {
       this.introTimer = this.clock.setTimeout(() => {
         this.introTimer = undefined;
-        this.flushIntroductions();
+        this.flushObjectIntroductions();
       }, 0);
     }
   }
 
-  /** Post what is pending, introductions first (an adopt may refer to them). */
+  /** Post what is pending, in the order of the class comment: forgets, introductions, adopts. */
   flush(): void {
     this.flushScheduled = false;
-    this.flushIntroductions();
+    if (this.closed) return;
+    if (this.forgetIds.rows > 0) {
+      const ids = this.forgetIds.take();
+      this.post({ op: 'forget', ids, selections: this.selections.takeDropped() }, [ids.buffer]);
+    }
+    if (this.introRows.rows > 0) {
+      const rows = this.introRows.take();
+      this.post({ op: 'introduce-rows', selections: this.selections.takeAdded(), rows }, [rows.buffer]);
+    }
+    this.flushObjectIntroductions();
     // A watcher adopted and then ended before the flush is forgotten right after; the worker drops it.
     if (this.pendingAdopts.length > 0) {
       const first = this.pendingAdopts;
       this.pendingAdopts = [];
       this.post({ op: 'adopt', watchers: first });
     }
-    if (this.pendingRows.length > 0) {
-      // A mass stall: one Float64Array, cloned as one block.
-      const rows = Float64Array.from(this.pendingRows);
-      this.pendingRows = [];
-      this.post({ op: 'adopt-rows', rows });
+    if (this.adoptRows.rows > 0) {
+      // A mass stall: one Float64Array, moved to the worker (transferred, not copied).
+      const rows = this.adoptRows.take();
+      this.post({ op: 'adopt-rows', rows }, [rows.buffer]);
     }
   }
 
-  post(msg: MainToWorker): void {
+  /** Post `msg` (a worker thread: `transfer` moves those buffers instead of copying them). */
+  post(msg: MainToWorker, transfer?: ArrayBuffer[]): void {
     if (this.closed && msg.op !== 'stop') return;
-    if (this.worker !== undefined) this.worker.postMessage(msg);
+    if (this.worker !== undefined) this.worker.postMessage(msg, transfer);
     else {
       const endpoint = this.inProcess!;
       this.clock.setTimeout(() => endpoint.handle(msg), 0);
@@ -386,25 +432,21 @@ export function recoverPosition(w: Watcher, history: EventHistory): void {
   channel.handOff(WriterOwner.SYNC_WORKER, WriterOwner.MAIN); // the dead worker's role
 }
 
-/**
- * What the worker keeps of a watcher: its channel and position cell (a slab
- * region as two numbers; buffers of its own only for a remote watcher) and
- * its selection.
- */
 /** A beta watcher's channel (beta gives every watcher a SharedWatcherChannel). */
 function channelOf(watcher: Watcher): SharedWatcherChannel {
   return watcher.queue as SharedWatcherChannel;
 }
 
-function introduction(watcher: Watcher): Pick<AdoptRequest, 'channel' | 'selection' | 'cell' | 'slot'> {
+/**
+ * The introduction of a watcher with buffers of its own (consumed in another
+ * thread): its channel, position cell and selection. A pooled one's is a row
+ * of numbers (`queueIntroRow`).
+ */
+function introduction(watcher: Watcher): Pick<AdoptRequest, 'channel' | 'selection' | 'cell'> {
   const channel = channelOf(watcher);
-  const s = watcher.selection;
-  const selection = {
-    namespace: s.namespace,
-    name: s.name,
-    labelSelector: s.labels.toString(),
-    fieldSelector: s.fields.toString(),
+  return {
+    channel: channel.handle,
+    selection: specOf(watcher.selection),
+    cell: channel.positionCell.buffer as SharedArrayBuffer,
   };
-  if (channel.slot !== undefined) return { slot: { slab: channel.slot.slab, offset: channel.slot.offset }, selection };
-  return { channel: channel.handle, selection, cell: channel.positionCell.buffer as SharedArrayBuffer };
 }

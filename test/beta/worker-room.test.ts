@@ -189,7 +189,7 @@ test('worker: with several cohorts, each cohort is reported pushed before the ne
   r.channel.tryPush(0);
   r.channel.tryPush(1);
   assert.ok(!r.channel.announceWait(), 'data there: nothing announced');
-  r.endpoint.handle({ op: 'forget', id: 1 });
+  r.endpoint.handle({ op: 'forget', ids: Float64Array.of(1), selections: [] });
   r.channel.handOff(WriterOwner.MAIN, WriterOwner.SYNC_WORKER);
   r.endpoint.handle({
     op: 'adopt',
