@@ -76,7 +76,9 @@ test('beta: introductions and stalls carry no SharedArrayBuffer; each slab is se
       stalled.every((w) => w.unsynced),
       'they all stalled',
     );
-    const perWatcher = sent.filter((m) => m.op === 'introduce' || m.op === 'adopt' || m.op === 'adopt-rows');
+    const perWatcher = sent.filter(
+      (m) => m.op === 'introduce' || m.op === 'introduce-rows' || m.op === 'adopt' || m.op === 'adopt-rows',
+    );
     assert.ok(perWatcher.length > 0);
     assert.ok(
       sent.some((m) => m.op === 'adopt-rows'),
