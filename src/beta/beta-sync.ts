@@ -161,15 +161,12 @@ export class BetaSync implements HandBackContext {
       handler,
     });
     this.relist = new RelistReset(this.link, this.unsynced, this.hooks, (w) => this.adopt(w));
+    const leaveLive = (w: Watcher): void => this.hooks.unsynced(w);
     this.stalls = new StallHandOver(init.clock, {
-      mark: (full, count, rv, into) => {
-        const from = into.length;
-        const fresh = this.unsynced.markStalled(full, count, rv, into);
-        // Separate sets: out of the live index at once, so no later event visits the stalled watchers
-        // while they wait for their slice (10,000 skips per event kept the main thread from the slices).
-        for (let i = from; i < into.length; i++) this.hooks.unsynced(into[i]!);
-        return fresh;
-      },
+      // Separate sets: out of the live index at once (in the mark's own loop), so no later event visits the
+      // stalled watchers while they wait for their slice (10,000 skips per event kept the main thread from
+      // the slices).
+      mark: (full, count, rv, into) => this.unsynced.markStalled(full, count, rv, into, leaveLive),
       handOver: (w) => this.handOverStalled(w),
       drop: (w) => this.unsynced.remove(w), // a no-op when watcherEnded removed it already
       // One observation per slice, not per watcher (a slice is up to HAND_OVER_CHUNK of them).

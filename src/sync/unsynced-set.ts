@@ -87,12 +87,22 @@ export class UnsyncedSet<W extends UnsyncedMember> implements Iterable<W> {
    * before that drops the mark (it ended first). The gauge counts it from
    * the mark on. One call for every channel the event found full: the loop
    * below is all a mass stall costs the dispatch (its first run is cold code).
+   * `marked` is called for each fresh one in the same iteration (beta takes it
+   * out of the live index there), so the loop touches each watcher once.
    */
-  markStalled(full: readonly (W | undefined)[], count: number, rv: number, into: (W | undefined)[]): number {
+  markStalled(
+    full: readonly (W | undefined)[],
+    count: number,
+    rv: number,
+    into: (W | undefined)[],
+    marked?: (w: W) => void,
+  ): number {
     const from = into.length;
     for (let i = 0; i < count; i++) {
       const w = full[i]!;
-      if (w.cursor.stalledAt(rv)) into.push(w);
+      if (!w.cursor.stalledAt(rv)) continue;
+      into.push(w);
+      if (marked !== undefined) marked(w);
     }
     const fresh = into.length - from;
     if (fresh === 0) return 0;
