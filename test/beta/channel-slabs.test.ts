@@ -8,14 +8,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ChannelSlabs, regionBytes } from '../../src/beta/channel-slabs.js';
-import { SyncWorkerEndpoint } from '../../src/beta/sync-worker-endpoint.js';
-import type { MainToWorker } from '../../src/beta/sync-messages.js';
 import { SpscChannel } from '../../src/ring/spsc-channel.js';
 import { WriterOwner } from '../../src/protocol/channel-variants.js';
 import { ControlBlock } from '../../src/beta/control-block.js';
 import { betaSyncOf } from '../../src/cache/cache-internals.js';
 import { asWatcher } from '../../src/watch/watcher.js';
 import { churn, flush, pod, setup, VirtualClock } from '../unit/support/harness.js';
+import { recordingEndpointMessages } from './endpoint-messages.js';
 
 function buffersIn(value: unknown, seen = new Set<unknown>()): number {
   if (value instanceof SharedArrayBuffer) return 1;
@@ -51,14 +50,7 @@ test('ChannelSlabs: regions are carved from a few slabs, reused by size, and big
 });
 
 test('beta: introductions and stalls carry no SharedArrayBuffer; each slab is sent once; ended regions are reused', async () => {
-  const sent: MainToWorker[] = [];
-  // eslint-disable-next-line @typescript-eslint/unbound-method -- called below with its own `this`, restored after the test
-  const handle = SyncWorkerEndpoint.prototype.handle;
-  SyncWorkerEndpoint.prototype.handle = function (msg: MainToWorker): void {
-    sent.push(msg);
-    handle.call(this, msg);
-  };
-  try {
+  await recordingEndpointMessages(async (sent) => {
     const clock = new VirtualClock();
     const { cache, store } = await setup({ mode: 'beta', channelCapacity: 10 }, undefined, { clock });
     const beta = betaSyncOf(cache)!;
@@ -108,9 +100,7 @@ test('beta: introductions and stalls carry no SharedArrayBuffer; each slab is se
     );
     for (const w of again) w.stop();
     await cache.stop();
-  } finally {
-    SyncWorkerEndpoint.prototype.handle = handle;
-  }
+  });
 });
 
 test('ControlBlock room signal: a pop wakes the worker only while it announced it waits, once a quarter of the channel is free', () => {

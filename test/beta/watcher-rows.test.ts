@@ -21,22 +21,7 @@ import { WriterOwner } from '../../src/protocol/channel-variants.js';
 import { CELL_BYTES } from '../../src/protocol/cursor-cell.js';
 import { asWatcher, type Watcher } from '../../src/watch/watcher.js';
 import { churn, flush, pod, setup, VirtualClock } from '../unit/support/harness.js';
-
-/** Record every message the in-process endpoints handle, in order, for the duration of `body`. */
-async function recording(body: (sent: MainToWorker[]) => Promise<void>): Promise<void> {
-  const sent: MainToWorker[] = [];
-  // eslint-disable-next-line @typescript-eslint/unbound-method -- called below with its own `this`, restored after the test
-  const handle = SyncWorkerEndpoint.prototype.handle;
-  SyncWorkerEndpoint.prototype.handle = function (msg: MainToWorker): void {
-    sent.push(msg);
-    handle.call(this, msg);
-  };
-  try {
-    await body(sent);
-  } finally {
-    SyncWorkerEndpoint.prototype.handle = handle;
-  }
-}
+import { recordingEndpointMessages } from './endpoint-messages.js';
 
 /** Field `field` of every row of `width` numbers in `rows`. */
 function column(rows: Float64Array, width: number, field = 0): number[] {
@@ -50,7 +35,7 @@ function sorted(ids: Iterable<number>): number[] {
 }
 
 test('beta: registrations, a mass stall and a mass end are one row message each, naming every watcher once; each selection spec is sent once', async () => {
-  await recording(async (sent) => {
+  await recordingEndpointMessages(async (sent) => {
     const clock = new VirtualClock();
     const { cache, store } = await setup({ mode: 'beta', channelCapacity: 2 }, undefined, { clock });
     const beta = betaSyncOf(cache)!;
@@ -122,7 +107,7 @@ test('beta: registrations, a mass stall and a mass end are one row message each,
 });
 
 test('beta: a watcher adopted and stopped in the same turn reaches the worker as introduction, adopt, forget, in that order, and is not left adopted', async () => {
-  await recording(async (sent) => {
+  await recordingEndpointMessages(async (sent) => {
     const clock = new VirtualClock();
     const { cache, store } = await setup({ mode: 'beta', channelCapacity: 4 }, undefined, { clock });
     const beta = betaSyncOf(cache)!;
