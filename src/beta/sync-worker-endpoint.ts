@@ -9,6 +9,13 @@ import { waitAsync } from '../ring/shared-memory.js';
 import { ADOPT_ROW, INTRO_ROW, type MainToWorker, type SelectionSpec, type WorkerToMain } from './sync-messages.js';
 import { WorkerPassHost, type KnownWatcher } from './worker-pass-host.js';
 
+/** How long the worker looks for room itself after a pass that pushed, before it parks (serveRoom). */
+export interface HotWait {
+  readonly ms: number;
+  /** Milliseconds, monotonic (performance.now in the worker thread). */
+  now(): number;
+}
+
 export class SyncWorkerEndpoint {
   host: WorkerPassHost | undefined;
   stopped = false;
@@ -19,12 +26,18 @@ export class SyncWorkerEndpoint {
   private readonly clock: Clock;
 
   private readonly roomSignal: boolean;
+  private readonly hotWait: HotWait | undefined;
 
-  /** `roomSignal`: the worker thread parks for room when every channel is full (see WorkerPassHost). */
-  constructor(send: (msg: WorkerToMain) => void, clock: Clock = realClock, roomSignal = false) {
+  /**
+   * `roomSignal`: the worker thread parks for room when every channel is full (see WorkerPassHost).
+   * `hotWait`: before it parks after a pass that pushed, it looks for room itself for that long
+   * (serveRoom); the worker thread's, on real time. Absent: it parks at once (in-process hosts).
+   */
+  constructor(send: (msg: WorkerToMain) => void, clock: Clock = realClock, roomSignal = false, hotWait?: HotWait) {
     this.send = send;
     this.clock = clock;
     this.roomSignal = roomSignal;
+    this.hotWait = hotWait;
   }
 
   handle(msg: MainToWorker): void {
@@ -160,6 +173,13 @@ export class SyncWorkerEndpoint {
       await this.allFull();
       const host = this.host;
       if (this.stopped || host === undefined) return;
+      // A pass that pushed fed consumers that are reading now: their room comes within microseconds,
+      // sooner than a park and a wake-up would bring the next pass (and without their Atomics.notify).
+      if (host.lastPassPushed && this.lookForRoom(host)) {
+        this.hotWaits++;
+        this.room();
+        continue;
+      }
       const control = host.controlBlock;
       const { array, index } = control.roomWord;
       const epoch = control.armRoomWait();
@@ -174,6 +194,26 @@ export class SyncWorkerEndpoint {
       control.disarmRoomWait();
       this.room();
     }
+  }
+
+  /** Hot waits that found room (the next pass came without a park). */
+  hotWaits = 0;
+
+  /**
+   * The hot wait (issue 13, deliverable 4): look for room worth a pass in the members' channels for up
+   * to `hotWait.ms`, without announcing a wait (ROOM_WAITING stays clear, so a consumer's pop costs no
+   * Atomics.notify meanwhile). True: found some. The thread is busy meanwhile, but only right after a
+   * pass that pushed: once a pass finds nothing to push (every consumer stopped reading) it parks at
+   * once, so a stall with nobody reading costs no hot wait (deliverable 6).
+   */
+  private lookForRoom(host: WorkerPassHost): boolean {
+    const hot = this.hotWait;
+    if (hot === undefined || hot.ms <= 0) return false;
+    const until = hot.now() + hot.ms;
+    do {
+      if (host.anyMemberHasRoom()) return true;
+    } while (hot.now() < until);
+    return false;
   }
 
   /** The last pass left nothing that can move until a consumer reads (the thread parks for room). */

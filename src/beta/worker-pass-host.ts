@@ -36,6 +36,8 @@ import { openRegion } from './channel-slabs.js';
 
 /** A 'pushed' notice without pushes (the worker's totals only) at most this often. */
 const STATS_EVERY_MS = 100;
+/** Entries of the pass's scanned-event cache (a power of two; WorkerPassHost.scannedRefs). */
+const SCANNED_SLOTS = 8192;
 
 export class WorkerMember implements PassMember {
   readonly id: number;
@@ -196,7 +198,18 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
   private readonly indexerFields: string[];
   private readonly triggerField: string | undefined;
   private readonly values = new WeakMap<KubeObject, Record<string, string>>();
-  private readonly scanned = new Map<number, RingEventRef>();
+  /**
+   * The pass's scanned events, direct-mapped by ring index (SCANNED_SLOTS of them): an entry counts
+   * only in the pass that made it (`scannedPass`), so nothing is cleared between passes. A collision
+   * (two cohorts of one pass SCANNED_SLOTS apart) only reads the slot again. A Map cost a lone
+   * catch-up watcher a hash insert per event and its regrowth every pass (issue 13, deliverable 4).
+   */
+  private readonly scannedRefs: (RingEventRef | undefined)[] = new Array<RingEventRef | undefined>(SCANNED_SLOTS).fill(
+    undefined,
+  );
+  private readonly scannedIn = new Int32Array(SCANNED_SLOTS);
+  /** The current pass's number in scannedIn (from 1: 0 is no pass). */
+  private scannedPass = 1;
   private readonly pushedTo = new Set<number>();
   private readonly options: PassOptions;
   private readonly clock: Clock;
@@ -390,16 +403,28 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
    * it waits for data: it announced that in the channel (DATA_WAITING), and
    * this push cleared it (a wake-up of the channel). A consumer that is still
    * reading finds the events without a notice (issue 13, deliverable 4: no
-   * main-thread wake-up per fed watcher).
+   * main-thread wake-up per fed watcher). The first waiting consumer of a
+   * cohort is told at this push, so it reads while the worker pushes the rest
+   * (a lone catch-up watcher waited for its whole channel's pushes before);
+   * the others of the cohort at its end, in one notice.
    */
   private push(m: WorkerMember, index: number, variant: Variant): Offer {
     const channel = m.channel;
     const wakes = channel.wakeups;
     if (!channel.tryPush(index, variant)) return Offer.Full;
-    if (channel.wakeups !== wakes) this.pushedTo.add(m.id);
+    if (channel.wakeups !== wakes) {
+      this.pushedTo.add(m.id);
+      if (!this.toldInCohort) {
+        this.toldInCohort = true;
+        this.notifyPushed();
+      }
+    }
     this.pushes++;
     return Offer.Pushed;
   }
+
+  /** A consumer of the current cohort was told at its push already (push). */
+  private toldInCohort = false;
 
   expire(m: WorkerMember, oldest: number): void {
     this.endedInPass = true;
@@ -425,6 +450,7 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
   /** A cohort pushed: wake its consumers now (issue 13, deliverable 4), not after the other cohorts. */
   cohortEnded(): void {
     this.notifyPushed();
+    this.toldInCohort = false;
   }
 
   /**
@@ -457,12 +483,16 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
 
   /** The scanned event at ring index `abs` (metadata only; cached for the pass), undefined if overwritten. */
   refAt(abs: number): RingEventRef | undefined {
-    const cached = this.scanned.get(abs);
-    if (cached !== undefined) return cached;
+    const slot = abs & (SCANNED_SLOTS - 1);
+    if (this.scannedIn[slot] === this.scannedPass) {
+      const cached = this.scannedRefs[slot]!;
+      if (cached.index === abs) return cached;
+    }
     if (this.reader.readMeta(abs, this.record) !== ReadStatus.OK) return undefined;
     const ref = new RingEventRef(this.record);
     this.scannedCount++;
-    this.scanned.set(abs, ref);
+    this.scannedRefs[slot] = ref;
+    this.scannedIn[slot] = this.scannedPass;
     return ref;
   }
 
@@ -528,8 +558,17 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
     return out;
   }
 
+  /** The last pass pushed something (its consumers are reading: room may come any moment). */
+  lastPassPushed = false;
+
   private afterPass(stats: PassStats, done: (stats: PassStats) => void): void {
-    this.scanned.clear();
+    // Entries of this pass no longer count (wrapping to 1 would meet stale stamps: clear them then).
+    if (++this.scannedPass === 0x7fffffff) {
+      this.scannedIn.fill(0);
+      this.scannedPass = 1;
+    }
+    this.toldInCohort = false;
+    this.lastPassPushed = stats.pushes > 0;
     // Hand back the members this pass served that are within the hand-off distance of the last
     // dispatched RV (only those: a pass costs nothing per member it did not serve).
     const last = this.resyncPoint();

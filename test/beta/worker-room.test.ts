@@ -9,7 +9,12 @@
  *    it; one that leaves a quarter (the low-water mark) does, and the next
  *    pass refills the channel in order;
  *  - the main thread is told of a push only for a consumer that announced it
- *    waits (SpscChannel.announceWait), not for one that is still reading.
+ *    waits (SpscChannel.announceWait), not for one that is still reading;
+ *    the first such consumer of a cohort at its push, not at the cohort's end;
+ *  - with a hot wait, after a pass that pushed the worker looks for room
+ *    itself before it parks (no ROOM_WAITING, so a pop costs no notify), and
+ *    after a pass that pushed nothing it parks at once.
+ * The hot wait's clock is the test's own counter (no real time).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,7 +22,7 @@ import { HistoryRing } from '../../src/ring/ring-writer.js';
 import { SpscChannel } from '../../src/ring/spsc-channel.js';
 import { WriterOwner } from '../../src/protocol/channel-variants.js';
 import { ControlBlock } from '../../src/beta/control-block.js';
-import { SyncWorkerEndpoint } from '../../src/beta/sync-worker-endpoint.js';
+import { SyncWorkerEndpoint, type HotWait } from '../../src/beta/sync-worker-endpoint.js';
 import type { WorkerToMain } from '../../src/beta/sync-messages.js';
 import { resolvePassOptions } from '../../src/sync/pass-options.js';
 import { CELL_BYTES } from '../../src/protocol/cursor-cell.js';
@@ -27,7 +32,7 @@ import { makeEvent, rvOf } from '../ring/ring-fixtures.js';
 const CAPACITY = 8;
 const EVENTS = 40;
 
-function rig() {
+function rig(hotWait?: HotWait) {
   const ring = new HistoryRing({ capacity: 64, arenaBytes: 256 * 1024 });
   for (let abs = 0; abs < EVENTS; abs++) ring.appendEvent(makeEvent(abs), { rv: rvOf(abs) });
   ring.publish();
@@ -35,7 +40,7 @@ function rig() {
   control.publish(rvOf(EVENTS - 1), rvOf(0));
   const clock = new VirtualClock();
   const sent: WorkerToMain[] = [];
-  const endpoint = new SyncWorkerEndpoint((m) => sent.push(m), clock, true);
+  const endpoint = new SyncWorkerEndpoint((m) => sent.push(m), clock, true, hotWait);
   endpoint.handle({
     op: 'init',
     ring: ring.handle,
@@ -245,4 +250,66 @@ test('worker: with several cohorts, each cohort is reported pushed before the ne
   r.endpoint.handle({ op: 'stop' });
   await settleAll();
   await r.clock.advance(2000);
+});
+
+test('worker: the first waiting consumer of a cohort is told at its first push, not after the cohort', async () => {
+  const r = rig();
+  const sizes: number[] = [];
+  const send = r.sent.push.bind(r.sent);
+  r.sent.push = (...m: WorkerToMain[]) => {
+    for (const x of m) if (x.op === 'pushed' && x.ids.includes(1)) sizes.push(r.channel.size);
+    return send(...m);
+  };
+  await r.clock.advance(0);
+  await settleAll();
+  assert.equal(r.channel.size, CAPACITY, 'the first pass filled the channel');
+  assert.deepEqual(sizes, [1], 'told once, right at the push that found it waiting');
+  r.endpoint.handle({ op: 'stop' });
+  await settleAll();
+  await r.clock.advance(2000);
+});
+
+test('worker: hot wait: after a pass that pushed it finds room itself (no wait announced, no signal); after one that pushed nothing it parks at once', async () => {
+  // The hot wait's clock: one tick per look for room. The consumer reads a quarter of the channel at
+  // the third look (as a consumer on another thread would while the worker looks).
+  let looks = 0;
+  let announcedWhileLooking = false;
+  let readAtLook = 3;
+  const got: number[] = [];
+  // eslint-disable-next-line prefer-const -- assigned once the rig exists (the clock is its argument)
+  let r: ReturnType<typeof rig>;
+  const hot: HotWait = {
+    ms: 10,
+    now: () => {
+      looks++;
+      if (r.waiting()) announcedWhileLooking = true;
+      if (looks === readAtLook) while (r.channel.free * 4 < CAPACITY) got.push(r.channel.pop());
+      return looks;
+    },
+  };
+  r = rig(hot);
+  await r.clock.advance(0);
+  await settleAll();
+  // Pass 1 filled the channel; the hot wait after it found the quarter read at the third look; pass 2
+  // refilled it; the hot wait after that found nothing (nobody read again) and the worker parked.
+  assert.equal(r.endpoint.hotWaits, 1, 'the hot wait after the pass that pushed found the room');
+  assert.ok(!announcedWhileLooking, 'looking for room announced no wait: a pop signals nobody');
+  assert.equal(r.passes(), 2, 'the room brought the next pass, without a room signal');
+  assert.equal(r.channel.size, CAPACITY, 'refilled');
+  assert.ok(looks >= readAtLook + 10, 'after the refill it looked for the whole hot wait');
+  assert.ok(r.waiting(), 'then parked');
+  readAtLook = -1;
+  const looksParked = looks;
+  const passesParked = r.passes();
+  // The idle-period timer finds nothing to expire: no pass, and no hot wait without a pass that pushed.
+  await r.clock.advance(60_000);
+  await settleAll();
+  assert.equal(r.passes(), passesParked, 'no pass while nobody reads');
+  assert.equal(looks, looksParked, 'no hot wait while nobody reads');
+  // A reader comes back (the room signal, as before): every event once, in order.
+  for (let guard = 0; guard < 100 && got.length < EVENTS; guard++) {
+    for (let ref = r.channel.pop(); ref >= 0; ref = r.channel.pop()) got.push(ref);
+    await signalAndRunPass(r);
+  }
+  await assertAllOnceInOrderThenStop(r, got);
 });
