@@ -34,7 +34,7 @@ import { WatchCacheEvent } from '../history/watch-cache-event.js';
 import type { Registry } from 'prom-client';
 import { CacheMetrics } from '../metrics/cache-metrics.js';
 import { totalIndexers } from '../selection/field-selector.js';
-import { Selection } from '../selection/selection.js';
+import { SelectionTable } from '../selection/selection-table.js';
 import { resolvePassOptions } from '../sync/pass-options.js';
 import type { SharedWatcherChannel } from '../beta/shared-watcher-channel.js';
 import type { WatchPortHandle } from '../beta/watch-port.js';
@@ -84,6 +84,8 @@ export class WatchCache {
   private readonly history: EventHistory;
   private readonly state = new ObjectState();
   private readonly index: WatcherIndex;
+  /** The watchers' selections, one per distinct request (shared: classified once per event). */
+  private readonly selections: SelectionTable;
   /** Everything that differs between the modes (src/modes/), chosen once here. */
   private readonly strategy: CatchUpStrategy;
   private readonly expiry: Expiry;
@@ -131,6 +133,7 @@ export class WatchCache {
     this.history.onResize = (c) => this.counters.capacity.set(c);
     this.counters.capacity.set(this.history.capacity);
     this.index = new WatcherIndex(this.triggerField !== undefined);
+    this.selections = new SelectionTable(this.indexers, this.triggerField);
     this.expiry = new Expiry(
       this.counters,
       (w) => {
@@ -408,9 +411,12 @@ export class WatchCache {
   private readonly remoteInitial = new Map<Watcher, WatchEvent[]>();
 
   private startWatch(options: WatchOptions, v: ValidatedWatch, remoteState: SharedArrayBuffer | undefined): Watcher {
-    const selection = new Selection(options, this.indexers, this.triggerField);
-    if (this.phase === 'stopped') throw new ServiceUnavailableError('watch cache is stopped');
-    if (this.phase === 'new') throw new ServiceUnavailableError('watch cache is not started: call start() first', 1);
+    const selection = this.selections.acquire(options); // a bad selector throws first; released in watcherEnded
+    if (this.phase === 'stopped' || this.phase === 'new') {
+      this.selections.release(selection);
+      if (this.phase === 'stopped') throw new ServiceUnavailableError('watch cache is stopped');
+      throw new ServiceUnavailableError('watch cache is not started: call start() first', 1);
+    }
     const usesTrigger = selection.triggerValue !== undefined;
     const capacity =
       v.channelCapacity ??
@@ -523,6 +529,7 @@ export class WatchCache {
     if (w.queue.remote === true && reason !== 'expired' && reason !== 'client') w.queue.endRemote?.();
     if (channels.watcherEnd.hasSubscribers) channels.watcherEnd.publish({ cache: this, watcherId: w.id, reason });
     this.index.remove(w);
+    this.selections.release(w.selection);
     this.strategy.onEnded(w);
     const t = this.timeouts.get(w);
     if (t !== undefined) {

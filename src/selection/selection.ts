@@ -48,6 +48,9 @@ export class Selection {
   private readonly labelsEmpty: boolean;
   private readonly fieldsEmpty: boolean;
   private readonly all: boolean;
+  /** `deliveryFor`'s memo: the last event it answered, and the answer. */
+  private lastEvent: WatchCacheEvent | undefined = undefined;
+  private lastDelivery: Delivery = Delivery.None;
 
   constructor(input: SelectionInput, indexers: Indexers, triggerField: string | undefined) {
     this.labels = parseLabelSelector(input.labelSelector);
@@ -73,6 +76,20 @@ export class Selection {
     if (this.name !== '' && meta.name !== this.name) return false;
     if (!this.labelsEmpty && !this.labels.matches(meta.labels)) return false;
     return this.fieldsEmpty || this.fields.matches(object, this.indexers);
+  }
+
+  /**
+   * `classify(event)` for a history event on the main thread (an immutable WatchCacheEvent, one object per
+   * event), remembered for the last event: the watchers sharing this Selection (SelectionTable) are
+   * classified once per event. Not for events whose object is reused (the sync worker's decoded
+   * skeletons): those call `classify`.
+   */
+  deliveryFor(event: WatchCacheEvent): Delivery {
+    if (event === this.lastEvent) return this.lastDelivery;
+    const d = this.classify(event);
+    this.lastEvent = event;
+    this.lastDelivery = d;
+    return d;
   }
 
   /**

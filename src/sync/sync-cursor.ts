@@ -11,26 +11,49 @@
  *
  * The other flags are per thread: each side keeps its own view of its
  * membership (the worker's member is new on every adopt).
+ *
+ * The main thread's watcher cursor (`keepsPosition`) holds the position in a
+ * field of its own while the watcher is synced: then the main thread is the
+ * position's only writer (the channel's writer side is its own; it hands that
+ * to the sync worker only after markUnsynced), so the live path reads and
+ * writes one field of this object and never touches the cell (issue 13: at
+ * 10,000 watchers the cell's cache line was the dispatch loop's largest
+ * cost). markUnsynced publishes the position into the cell before any other
+ * side may read it; markSynced, called once this thread owns the writer side
+ * again, takes it back from the cell.
  */
 import { CELL_DRAINED, CELL_POSITION, CELL_SLOTS } from '../protocol/cursor-cell.js';
 
 export class SyncCursor {
+  // Field order is layout: what the live path reads and writes per event comes first.
+  /** keepsPosition and synced: the position is `#position`, not the cell's. */
+  #local = false;
+  /** The position while `#local` (the cell's slot 0 is then stale). */
+  #position = 0;
+  #unsynced = false;
   /** Slot 0: position; slot 1: drained flag (shared with the sync worker in beta). */
   readonly cell: Float64Array;
+  readonly #keepsPosition: boolean = false;
   #start = 0;
-  #unsynced = false;
   #newUnsynced = false;
   #passPushes = 0;
   #joinPending = false;
 
-  constructor(cell: Float64Array = new Float64Array(CELL_SLOTS)) {
+  /**
+   * `keepsPosition`: this is the main thread's cursor of a watcher (see the module doc); every other
+   * side (the sync worker's member, a remote consumer) reads and writes the cell.
+   */
+  constructor(cell: Float64Array = new Float64Array(CELL_SLOTS), keepsPosition = false) {
     if (cell.length < CELL_SLOTS) throw new RangeError(`a cursor cell needs ${CELL_SLOTS} slots, got ${cell.length}`);
     this.cell = cell;
+    this.#keepsPosition = keepsPosition;
+    this.#local = keepsPosition;
+    this.#position = cell[CELL_POSITION]!;
   }
 
   /** Invariant 1: every event it must see with RV <= position is in its channel or initial replay. */
   get position(): number {
-    return this.cell[CELL_POSITION]!;
+    return this.#local ? this.#position : this.cell[CELL_POSITION]!;
   }
   /** Where it started: live events at or below it are the normal start overlap, not skips. */
   get startPosition(): number {
@@ -58,16 +81,17 @@ export class SyncCursor {
 
   /** The watch starts here (activation). */
   startAt(position: number): void {
-    this.cell[CELL_POSITION] = position;
+    this.accepted(position);
     this.#start = position;
   }
   /** Invariant 1: an accepted event (or bookmark) at `rv` moves the position to it. */
   accepted(rv: number): void {
-    this.cell[CELL_POSITION] = rv;
+    if (this.#local) this.#position = rv;
+    else this.cell[CELL_POSITION] = rv;
   }
   /** The position reaches at least `rv` (never goes back). */
   raiseTo(rv: number): void {
-    if (rv > this.cell[CELL_POSITION]!) this.cell[CELL_POSITION] = rv;
+    if (rv > this.position) this.accepted(rv);
   }
   /** Invariant 1: a failed push of `rv` leaves the position at most rv - 1, never lower than before. */
   missed(rv: number): void {
@@ -76,6 +100,11 @@ export class SyncCursor {
   /** Enter the unsynced set; false when it already was unsynced. */
   markUnsynced(): boolean {
     if (this.#unsynced) return false;
+    if (this.#local) {
+      // Invariant 1 (position): published before the writer side (and with it the position) may move on.
+      this.cell[CELL_POSITION] = this.#position;
+      this.#local = false;
+    }
     this.#unsynced = true;
     this.#newUnsynced = true;
     this.#passPushes = 0;
@@ -99,6 +128,10 @@ export class SyncCursor {
   /** Back on the live path. */
   markSynced(): void {
     this.#unsynced = false;
+    if (this.#keepsPosition && !this.#local) {
+      this.#position = this.cell[CELL_POSITION]!; // this thread owns the writer side again: the last position is the cell's
+      this.#local = true;
+    }
   }
   /** A pass pushed one event. */
   pushedByPass(): void {

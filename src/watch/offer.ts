@@ -19,8 +19,9 @@ export { Offer };
 export function offer(w: Watcher, event: WatchCacheEvent): Offer {
   // Invariant 2 (order and single delivery): never push an event at or below the position again.
   if (event.rv <= w.cursor.position) return Offer.AlreadyHas;
-  // Invariant 4 (selection): the registration-time copy decides, on every path alike.
-  const d = w.selection.classify(event);
+  // Invariant 4 (selection): the registration-time copy decides, on every path alike (classified once per
+  // event for every watcher sharing the Selection: src/selection/selection-table.ts).
+  const d = w.selection.deliveryFor(event);
   if (d === Delivery.None) return Offer.NotSelected;
   const delivered = event.deliver(d);
   if (w.faults !== undefined) {

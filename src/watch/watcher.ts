@@ -67,16 +67,19 @@ export interface WatcherInit {
 }
 
 export class Watcher implements AsyncIterableIterator<WatchEvent> {
-  readonly id: number;
-  readonly selection: Selection;
-  readonly queue: WatcherChannel;
-  readonly allowBookmarks: boolean;
-  private readonly owner: WatcherOwner;
-  /** Test-only fault points (src/watch/fault-points.ts) offer() and bookmarks apply; undefined outside the harness. */
-  readonly faults: FaultPoints | undefined;
-
+  // Field order is layout: what the live path reads of every watcher for every event (Dispatcher.offer,
+  // offer(), push) comes first, so that it reads the object's first cache line only (issue 13).
   /** KEP per-watcher state (position, start position, unsynced flags), moved only through its methods. */
   readonly cursor: SyncCursor;
+  private phase: WatcherPhase = 'pending';
+  readonly selection: Selection;
+  readonly queue: WatcherChannel;
+  /** Test-only fault points (src/watch/fault-points.ts) offer() and bookmarks apply; undefined outside the harness. */
+  readonly faults: FaultPoints | undefined;
+  private waiter: ((result: IteratorResult<WatchEvent>) => void) | undefined;
+  readonly id: number;
+  readonly allowBookmarks: boolean;
+  private readonly owner: WatcherOwner;
   /** Index slot used by the dispatch index (-1 when not indexed). */
   indexSlot = -1;
   /** The dispatch index's bucket holding it (undefined when not indexed; src/dispatch/watcher-index.ts). */
@@ -94,12 +97,10 @@ export class Watcher implements AsyncIterableIterator<WatchEvent> {
   /** RV of the last event the consumer took from the channel (0 before any). */
   receivedRV = 0;
 
-  private phase: WatcherPhase = 'pending';
   private discardChannel = false;
   private initial: InitialSource | undefined;
   /** The last event of a drain; a function builds it when reached (a 410 names what the client then has). */
   private terminal: WatchEvent | ((receivedRV: number) => WatchEvent) | undefined;
-  private waiter: ((result: IteratorResult<WatchEvent>) => void) | undefined;
   private endReason: EndReason | undefined;
 
   constructor(init: WatcherInit) {
@@ -108,7 +109,7 @@ export class Watcher implements AsyncIterableIterator<WatchEvent> {
     this.queue = init.channel ?? new EventQueue(init.capacity);
     this.allowBookmarks = init.allowBookmarks;
     this.owner = init.owner;
-    this.cursor = new SyncCursor(init.cell);
+    this.cursor = new SyncCursor(init.cell, true); // the main thread's cursor: it keeps the position while synced
     this.faults = init.faults;
   }
 

@@ -54,3 +54,25 @@ test('two cursors over one shared cell: the worker sees the consumer drain and t
   assert.equal(main.drainedSinceService, false);
   assert.throws(() => new SyncCursor(new Float64Array(1)), RangeError);
 });
+
+test('the main thread keeps the position while synced: published at markUnsynced, taken back at markSynced', () => {
+  const cell = new Float64Array(new SharedArrayBuffer(8 * CELL_SLOTS));
+  const main = new SyncCursor(cell, true); // a Watcher's cursor
+  main.startAt(5);
+  main.accepted(7); // the live path
+  main.raiseTo(6); // never back
+  assert.equal(main.position, 7);
+  // A stall: the position reaches the cell before the writer side (and the position) goes to the worker.
+  assert.equal(main.stalledAt(9), true);
+  const worker = new SyncCursor(new Float64Array(cell.buffer)); // the worker's member, over the same cell
+  assert.equal(worker.position, 8, 'X - 1 is what the worker starts from');
+  worker.accepted(12); // a pass
+  assert.equal(main.position, 12, 'while unsynced the main thread reads the cell');
+  main.markSynced(); // the hand-back: the worker's last position comes back
+  worker.accepted(99); // (a worker never writes after its hand-back; if it did, the main thread would not see it)
+  assert.equal(main.position, 12);
+  main.accepted(13);
+  assert.equal(main.position, 13);
+  main.markUnsynced();
+  assert.equal(worker.position, 13, 'published again at the next stall');
+});
