@@ -65,7 +65,7 @@ export class SharedWatcherChannel extends SpscChannel implements WatcherChannel 
    * SyncWorkerLink's record of this watcher's introduction to the sync worker, kept here so that a stall
    * reads two fields instead of looking the watcher up in sets: the worker generation it was introduced
    * to (0: none) and whether that introduction still waits for its turn to be posted (buffers of its own
-   * only); and, pooled, the id of its selection's spec in the link's SelectionTable.
+   * only); and, pooled, the id of its selection's spec in the link's WorkerSelectionSpecs.
    */
   introducedTo = 0;
   introPending = false;

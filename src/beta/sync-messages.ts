@@ -40,7 +40,7 @@ export const ADOPT_ROW = 4;
 /**
  * Numbers per watcher in an `introduce-rows` message: id, slab, offset (its
  * region in a slab the worker has, channel-slabs.ts), capacity, and the id
- * of its selection's spec (selection-table.ts).
+ * of its selection's spec (worker-selection-specs.ts).
  */
 export const INTRO_ROW = 5;
 

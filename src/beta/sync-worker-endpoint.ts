@@ -20,7 +20,7 @@ export class SyncWorkerEndpoint {
   host: WorkerPassHost | undefined;
   stopped = false;
   private readonly known = new Map<number, KnownWatcher>();
-  /** The selection specs the main thread sent, by id (selection-table.ts): a pooled introduction names one. */
+  /** The selection specs the main thread sent, by id (worker-selection-specs.ts): a pooled introduction names one. */
   private readonly specs = new Map<number, SelectionSpec>();
   private readonly send: (msg: WorkerToMain) => void;
   private readonly clock: Clock;

@@ -6,7 +6,7 @@
  *
  * A watcher travels to the worker as numbers (issue 13, deliverable 1): its
  * channel and cell are a region of a slab the worker has (channel-slabs.ts),
- * its selection an id in the SelectionTable, so each batch below is one
+ * its selection an id in the WorkerSelectionSpecs, so each batch below is one
  * Float64Array however many watchers it names, and no object, string or
  * SharedArrayBuffer is built or cloned per watcher. One flush (a microtask
  * after the first call of a turn) posts, in the order the worker must see
@@ -38,7 +38,7 @@ import { Variant, WriterOwner } from '../protocol/channel-variants.js';
 import type { Watcher } from '../watch/watcher.js';
 import type { SharedWatcherChannel } from './shared-watcher-channel.js';
 import { NumberRows } from './number-rows.js';
-import { SelectionTable, specOf } from './selection-table.js';
+import { WorkerSelectionSpecs, specOf } from './worker-selection-specs.js';
 import { ADOPT_ROW, INTRO_ROW, type AdoptRequest, type MainToWorker, type WorkerToMain } from './sync-messages.js';
 import { SyncWorkerEndpoint } from './sync-worker-endpoint.js';
 import type { WorkerPassHost } from './worker-pass-host.js';
@@ -116,7 +116,7 @@ export class SyncWorkerLink {
   /** Adopts that carry an introduction (rare: a watcher of `pendingIntros`, or one after a restart). */
   private pendingAdopts: AdoptRequest[] = [];
   /** The selection specs the worker knows, by id. */
-  private readonly selections = new SelectionTable();
+  private readonly selections = new WorkerSelectionSpecs();
   /** Introductions of pooled watchers, INTRO_ROW numbers each (sync-messages.ts). */
   private readonly introRows = new NumberRows(INTRO_ROW);
   /** Adopts of introduced watchers, ADOPT_ROW numbers each. */

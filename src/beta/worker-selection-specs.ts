@@ -1,12 +1,13 @@
 /**
- * SelectionTable: the selections the sync worker knows, each by a number
+ * WorkerSelectionSpecs: the selections the sync worker knows, each by a number
  * (issue 13, deliverable 1). Indexer functions cannot cross threads, so the
  * worker rebuilds a watcher's selection from its spec (namespace, name and
  * the two selectors as strings). Sent once per distinct spec instead of once
  * per watcher, a watcher's introduction is a row of numbers: 10,000 watchers
  * that select the same thing cost one spec and no string per watcher.
  *
- * Counted: a spec stays in the table (and in the worker's copy) while some
+ * Not to be confused with src/selection/selection-table.ts (the main thread's shared Selection objects,
+ * one per distinct request, for the live path): this table names specs for the worker. Counted: a spec stays in the table (and in the worker's copy) while some
  * introduced watcher uses it; the last one's forget drops it, so watchers
  * that each select one name leave nothing behind. Ids are never reused, so
  * a drop can never hit a newer spec that got the same number.
@@ -17,7 +18,7 @@ import type { SelectionSpec } from './sync-messages.js';
 /** The spec of a selection that picks everything (no scope, no selectors). */
 const EVERYTHING: SelectionSpec = { namespace: '', name: '', labelSelector: '', fieldSelector: '' };
 
-export class SelectionTable {
+export class WorkerSelectionSpecs {
   private readonly byKey = new Map<string, number>();
   private readonly byId = new Map<number, { key: string; users: number }>();
   private next = 1;
