@@ -6,9 +6,10 @@
  * per watcher, a watcher's introduction is a row of numbers: 10,000 watchers
  * that select the same thing cost one spec and no string per watcher.
  *
- * Not to be confused with src/selection/selection-table.ts (the main thread's shared Selection objects,
- * one per distinct request, for the live path): this table names specs for the worker. Counted: a spec stays in the table (and in the worker's copy) while some
- * introduced watcher uses it; the last one's forget drops it, so watchers
+ * Not src/selection/selection-table.ts (the main thread's shared Selection
+ * objects, one per distinct request, for the live path): this table names
+ * specs for the worker. Counted: a spec stays in the table (and in the
+ * worker's copy) while some introduced watcher uses it; the last one's forget drops it, so watchers
  * that each select one name leave nothing behind. Ids are never reused, so
  * a drop can never hit a newer spec that got the same number.
  */
