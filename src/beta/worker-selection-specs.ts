@@ -9,9 +9,10 @@
  * Not src/selection/selection-table.ts (the main thread's shared Selection
  * objects, one per distinct request, for the live path): this table names
  * specs for the worker. Counted: a spec stays in the table (and in the
- * worker's copy) while some introduced watcher uses it; the last one's forget drops it, so watchers
- * that each select one name leave nothing behind. Ids are never reused, so
- * a drop can never hit a newer spec that got the same number.
+ * worker's copy) while some introduced watcher uses it; the last one's
+ * forget drops it, so watchers that each select one name leave nothing
+ * behind. Ids are never reused, so a drop can never hit a newer spec that
+ * got the same number.
  */
 import type { Selection } from '../selection/selection.js';
 import type { SelectionSpec } from './sync-messages.js';
