@@ -13,6 +13,7 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname } from 'node:path';
 import { parseBenchArgs, USAGE, type BenchPlan } from './bench-args.js';
 import { runFloorIsolated } from './floor.js';
+import { runLiveDispatchSweep } from './live-dispatch.js';
 import { runCatchupSweep } from './catchup/catchup-bench.js';
 import { runKepSweep } from './kep-bench.js';
 import { profileChildrenInto } from './lib/isolate.js';
@@ -57,6 +58,9 @@ export async function runSuite(plan: BenchPlan, argv: string[], log: (l: string)
   const has = (s: string): boolean => plan.suites.includes(s as BenchPlan['suites'][number]);
   const floor = has('floor')
     ? await step('floor', log, () => runFloorIsolated({ timeMs: plan.floor.timeMs, bigFanout: 100_000 }), [])
+    : [];
+  const liveDispatch = has('floor')
+    ? await step('live dispatch', log, () => runLiveDispatchSweep({ modes: plan.modes, watchers: 10_000, log }), [])
     : [];
   const kep = has('kep') ? await step('kep', log, () => runKepSweep({ ...plan.kep, log }), []) : [];
   const catchup = has('catchup') ? await step('catchup', log, () => runCatchupSweep({ ...plan.catchup, log }), []) : [];
@@ -138,6 +142,7 @@ export async function runSuite(plan: BenchPlan, argv: string[], log: (l: string)
     catchup,
     throughput,
     floor,
+    liveDispatch,
     peers,
     proxy,
     ratios: [],

@@ -196,6 +196,20 @@ export interface FloorRow {
   samples: number;
 }
 
+/** The live dispatch while the channels fill (live-dispatch.ts): one event to W match-all watchers. */
+export interface LiveDispatchRow {
+  mode: 'off' | 'alpha' | 'beta';
+  watchers: number;
+  /** Events per round (each one pushed into every channel). */
+  events: number;
+  rounds: number;
+  /** Median round: the engine's fan-out time per watcher and event. */
+  nsPerWatcher: number;
+  /** The same per event (all W watchers). */
+  usPerEvent: number;
+  minNsPerWatcher: number;
+}
+
 /** An engine figure next to the floor that bounds it. */
 export interface RatioRow {
   figure: string;
@@ -299,6 +313,8 @@ export interface BenchReport {
   catchup: CatchupRow[];
   throughput: ThroughputRow[];
   floor: FloorRow[];
+  /** The live dispatch while the channels fill (run with the floor; absent from reports written before it existed). */
+  liveDispatch?: LiveDispatchRow[];
   peers: PeerResults;
   /** The proxy suite (absent from reports written before it existed). */
   proxy?: ProxyRow[];

@@ -158,6 +158,25 @@ export function computeRatios(report: BenchReport): RatioRow[] {
       }
     }
   }
+  // The live dispatch while the channels fill (issue 13, deliverable 1) against the live push alone, both
+  // into 10,000 channels: what the dispatch adds per watcher (routing, position, selection, the watcher).
+  for (const d of report.liveDispatch ?? []) {
+    const fl = floorOf(
+      f,
+      d.mode === 'beta'
+        ? 'live push: one event into 10,000 SharedWatcherChannels'
+        : 'live push: one event into 10,000 EventQueues',
+    );
+    if (fl !== undefined)
+      add(
+        `live dispatch while channels fill, ${d.watchers.toLocaleString('en-US')} match-all watchers, ${d.mode}`,
+        d.nsPerWatcher,
+        'ns / watcher',
+        fl,
+        fl.p50,
+        'one event offered to every watcher: route, position, selection, push, wake check; a KEP mass stall pays it for its first ~capacity events',
+      );
+  }
   const ka = busiestKep(report.kep, 'alpha', (r) => r.passPushes);
   if (ka !== undefined && eventQ !== undefined) {
     add(

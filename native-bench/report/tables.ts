@@ -12,6 +12,7 @@ import type {
   FloorRow,
   HttpPeerRow,
   KepRow,
+  LiveDispatchRow,
   NaiveRow,
   ProxyRow,
   RatioRow,
@@ -218,6 +219,12 @@ export function floorCells(r: FloorRow): Cell[] {
   return [r.group, r.name, r.unit, r.mean, r.p50, r.p99, r.opsPerSec];
 }
 
+export const LIVE_DISPATCH_HEADERS = ['mode', 'watchers', 'events', 'ns / watcher (median)', 'min', 'µs / event'];
+
+export function liveDispatchCells(r: LiveDispatchRow): Cell[] {
+  return [r.mode, r.watchers, r.events, r.nsPerWatcher, r.minNsPerWatcher, r.usPerEvent];
+}
+
 const NAIVE_HEADERS = [
   'system',
   'N stalled',
@@ -408,6 +415,11 @@ export function sections(report: BenchReport): [string, string][] {
     report.throughput.map(throughputCells),
   );
   add('Floor: primitives on this machine (tinybench)', FLOOR_HEADERS, report.floor.map(floorCells));
+  add(
+    'Live dispatch while the channels fill: one event to W match-all watchers (engine fan-out timing)',
+    LIVE_DISPATCH_HEADERS,
+    (report.liveDispatch ?? []).map(liveDispatchCells),
+  );
   add('Engine figures next to their floor', RATIO_HEADERS, report.ratios.map(ratioCells));
   add(
     'Peer (a): naive fan-out (per-watcher unbounded arrays) vs the engine, stalled watchers',
