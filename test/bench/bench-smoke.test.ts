@@ -16,6 +16,7 @@ import { renderHtml } from '../../native-bench/report/html.js';
 import { computeRatios } from '../../native-bench/report/ratios.js';
 import { sections } from '../../native-bench/report/tables.js';
 import { verdicts } from '../../native-bench/report/verdict.js';
+import { testReportMeta } from './report-meta.js';
 
 /** Every number anywhere in `value` is finite; returns how many numbers it saw. */
 function assertFiniteNumbers(value: unknown, path = 'row'): number {
@@ -148,20 +149,7 @@ test('push bound: one thread pushes references into W rings', () => {
 test('report: JSON, ratios, tables and HTML from KEP rows', () => {
   assert.ok(rows.length > 0);
   const report: BenchReport = {
-    meta: {
-      node: process.version,
-      date: new Date().toISOString(),
-      cpus: 2,
-      cpuModel: 'test',
-      memGiB: 1,
-      loadStart: 0,
-      loadEnd: 0,
-      argv: [],
-      quick: true,
-      modes: ['off', 'alpha', 'beta'],
-      notes: ['smoke'],
-      wallS: 1,
-    },
+    meta: testReportMeta(['smoke']),
     kep: rows,
     catchup: catchupRows,
     throughput: [],

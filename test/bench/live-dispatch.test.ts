@@ -11,6 +11,7 @@ import { runLiveDispatchOnce } from '../../native-bench/live-dispatch.js';
 import type { BenchReport, LiveDispatchRow } from '../../native-bench/lib/types.js';
 import { computeRatios } from '../../native-bench/report/ratios.js';
 import { sections } from '../../native-bench/report/tables.js';
+import { testReportMeta } from './report-meta.js';
 
 const floorRow = (name: string): BenchReport['floor'][number] => ({
   name,
@@ -35,20 +36,7 @@ test('live dispatch: every mode reports a positive ns per watcher; the table and
     rows.push(row);
   }
   const report: BenchReport = {
-    meta: {
-      node: process.version,
-      date: new Date().toISOString(),
-      cpus: 2,
-      cpuModel: 'test',
-      memGiB: 1,
-      loadStart: 0,
-      loadEnd: 0,
-      argv: [],
-      quick: true,
-      modes: ['off', 'alpha', 'beta'],
-      notes: [],
-      wallS: 1,
-    },
+    meta: testReportMeta([]),
     kep: [],
     catchup: [],
     throughput: [],

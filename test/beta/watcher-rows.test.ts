@@ -14,8 +14,8 @@ import { ChannelSlabs } from '../../src/beta/channel-slabs.js';
 import { SyncWorkerEndpoint } from '../../src/beta/sync-worker-endpoint.js';
 import { ADOPT_ROW, INTRO_ROW, type MainToWorker, type WorkerToMain } from '../../src/beta/sync-messages.js';
 import { ControlBlock } from '../../src/beta/control-block.js';
+import { initEndpoint } from './endpoint-init.js';
 import { HistoryRing } from '../../src/ring/ring-writer.js';
-import { resolvePassOptions } from '../../src/sync/pass-options.js';
 import { SpscChannel } from '../../src/ring/spsc-channel.js';
 import { WriterOwner } from '../../src/protocol/channel-variants.js';
 import { CELL_BYTES } from '../../src/protocol/cursor-cell.js';
@@ -162,14 +162,7 @@ test('sync worker endpoint: introduction and adopt rows adopt exactly the watche
   const clock = new VirtualClock();
   const told: WorkerToMain[] = [];
   const endpoint = new SyncWorkerEndpoint((m) => told.push(m), clock);
-  endpoint.handle({
-    op: 'init',
-    ring: ring.handle,
-    control: control.buffer,
-    pass: resolvePassOptions({}, 'beta'),
-    indexerFields: [],
-    triggerField: undefined,
-  });
+  initEndpoint(endpoint, ring, control);
   const slabs = new ChannelSlabs((id, buffer) => endpoint.handle({ op: 'slab', id, buffer }), 64 * 1024);
   const everything = { namespace: '', name: '', labelSelector: '', fieldSelector: '' };
   const region = (): number[] => {

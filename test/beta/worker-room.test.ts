@@ -22,9 +22,9 @@ import { HistoryRing } from '../../src/ring/ring-writer.js';
 import { SpscChannel } from '../../src/ring/spsc-channel.js';
 import { WriterOwner } from '../../src/protocol/channel-variants.js';
 import { ControlBlock } from '../../src/beta/control-block.js';
+import { initEndpoint } from './endpoint-init.js';
 import { SyncWorkerEndpoint, type HotWait } from '../../src/beta/sync-worker-endpoint.js';
 import type { WorkerToMain } from '../../src/beta/sync-messages.js';
-import { resolvePassOptions } from '../../src/sync/pass-options.js';
 import { CELL_BYTES } from '../../src/protocol/cursor-cell.js';
 import { VirtualClock, settle } from '../../src/sim/virtual-clock.js';
 import { makeEvent, rvOf } from '../ring/ring-fixtures.js';
@@ -41,14 +41,7 @@ function rig(hotWait?: HotWait) {
   const clock = new VirtualClock();
   const sent: WorkerToMain[] = [];
   const endpoint = new SyncWorkerEndpoint((m) => sent.push(m), clock, true, hotWait);
-  endpoint.handle({
-    op: 'init',
-    ring: ring.handle,
-    control: control.buffer,
-    pass: resolvePassOptions({}, 'beta'),
-    indexerFields: [],
-    triggerField: undefined,
-  });
+  initEndpoint(endpoint, ring, control);
   const serving = endpoint.serveRoom();
   // One watcher that selects everything, from before the first event, its channel handed to the worker.
   const channel = SpscChannel.create(CAPACITY, WriterOwner.SYNC_WORKER);
