@@ -337,6 +337,7 @@ export class SyncWorkerLink {
   /** Post `msg` (a worker thread: `transfer` moves those buffers instead of copying them). */
   post(msg: MainToWorker, transfer?: ArrayBuffer[]): void {
     if (this.closed && msg.op !== 'stop') return;
+    if (channels.workerPost.hasSubscribers) channels.workerPost.publish({ cache: this.source, message: msg });
     if (this.worker !== undefined) this.worker.postMessage(msg, transfer);
     else {
       const endpoint = this.inProcess!;

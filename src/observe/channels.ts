@@ -9,6 +9,7 @@
  * are process-wide: a subscriber filters on it).
  */
 import diagnostics_channel from 'node:diagnostics_channel';
+import type { MainToWorker } from '../beta/sync-messages.js';
 import type { PassMember, PassStats } from '../sync/sync-pass.js';
 
 export const CHANNEL_NAMES = {
@@ -31,6 +32,7 @@ const TOOL_CHANNEL_NAMES = {
   passStart: 'watchcache:pass-start',
   passWork: 'watchcache:pass-work',
   passResync: 'watchcache:pass-resync',
+  workerPost: 'watchcache:worker-post',
 } as const;
 
 /** A watcher entered its mode's unsynced set. */
@@ -124,6 +126,15 @@ interface PassResyncMessage {
   member: PassMember;
 }
 
+/**
+ * Beta: one message the main thread posts to its sync worker, as it posts it
+ * (the batching of introductions, adopts and forgets, as the worker will see it).
+ */
+interface WorkerPostMessage {
+  cache: object;
+  message: MainToWorker;
+}
+
 /** Beta: main-thread time spent on catch-up outside the live path. */
 export interface CatchUpMainMessage {
   cache: object;
@@ -167,6 +178,7 @@ export const channels = {
   passStart: diagnostics_channel.channel(TOOL_CHANNEL_NAMES.passStart),
   passWork: diagnostics_channel.channel(TOOL_CHANNEL_NAMES.passWork),
   passResync: diagnostics_channel.channel(TOOL_CHANNEL_NAMES.passResync),
+  workerPost: diagnostics_channel.channel(TOOL_CHANNEL_NAMES.workerPost),
   catchUpMain: diagnostics_channel.channel(CHANNEL_NAMES.catchUpMain),
   mirror: diagnostics_channel.channel(CHANNEL_NAMES.mirror),
   event: diagnostics_channel.channel(CHANNEL_NAMES.event),
@@ -187,6 +199,7 @@ interface ToolMessageOf {
   passStart: PassStartMessage;
   passWork: PassWorkMessage;
   passResync: PassResyncMessage;
+  workerPost: WorkerPostMessage;
 }
 
 /**
@@ -201,7 +214,7 @@ export function observe<K extends keyof MessageOf>(
   return subscribeFor(cache, CHANNEL_NAMES[name], onMessage);
 }
 
-/** `observe` for the tool channels (engine-internal: the simulator). */
+/** `observe` for the tool channels (engine-internal: the simulator, the tests). */
 export function observeTool<K extends keyof ToolMessageOf>(
   cache: object,
   name: K,

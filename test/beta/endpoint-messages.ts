@@ -1,22 +1,23 @@
 /**
- * Test support: every message the in-process sync worker endpoints handle,
- * in the order they handle them, while `body` runs (the main thread's
- * batching, as the worker sees it).
+ * Test support: every message the main thread posts to its sync worker, in
+ * the order it posts them, while `body` runs (the main thread's batching, as
+ * the worker sees it). Read off the engine's `watchcache:worker-post` tool
+ * channel (src/observe/channels.ts), for every cache `body` makes.
  */
+import diagnostics_channel from 'node:diagnostics_channel';
 import type { MainToWorker } from '../../src/beta/sync-messages.js';
-import { SyncWorkerEndpoint } from '../../src/beta/sync-worker-endpoint.js';
+
+const WORKER_POST = 'watchcache:worker-post';
 
 export async function recordingEndpointMessages(body: (sent: MainToWorker[]) => Promise<void>): Promise<void> {
   const sent: MainToWorker[] = [];
-  // eslint-disable-next-line @typescript-eslint/unbound-method -- called below with its own `this`, restored after `body`
-  const handle = SyncWorkerEndpoint.prototype.handle;
-  SyncWorkerEndpoint.prototype.handle = function (msg: MainToWorker): void {
-    sent.push(msg);
-    handle.call(this, msg);
+  const listener = (posted: unknown): void => {
+    sent.push((posted as { message: MainToWorker }).message);
   };
+  diagnostics_channel.subscribe(WORKER_POST, listener);
   try {
     await body(sent);
   } finally {
-    SyncWorkerEndpoint.prototype.handle = handle;
+    diagnostics_channel.unsubscribe(WORKER_POST, listener);
   }
 }
