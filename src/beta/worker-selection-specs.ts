@@ -8,7 +8,7 @@
  *
  * Not src/selection/selection-table.ts (the main thread's shared Selection
  * objects, one per distinct request, for the live path): this table names
- * specs for the worker. Counted: a spec stays in the table (and in the
+ * specs for the worker, one per distinct Selection that table handed out. Counted: a spec stays in the table (and in the
  * worker's copy) while some introduced watcher uses it; the last one's
  * forget drops it, so watchers that each select one name leave nothing
  * behind. Ids are never reused, so a drop can never hit a newer spec that
@@ -21,8 +21,13 @@ import type { SelectionSpec } from './sync-messages.js';
 const EVERYTHING: SelectionSpec = { namespace: '', name: '', labelSelector: '', fieldSelector: '' };
 
 export class WorkerSelectionSpecs {
-  private readonly byKey = new Map<string, number>();
-  private readonly byId = new Map<number, { key: string; users: number }>();
+  /**
+   * Keyed on the Selection object: the cache's SelectionTable gives every watcher of one request the
+   * same Selection, so a registration looks up one pointer and builds no string (a spec is built only
+   * for a selection the worker has not been sent).
+   */
+  private readonly bySelection = new Map<Selection, number>();
+  private readonly byId = new Map<number, { selection: Selection; users: number }>();
   private next = 1;
   /** Specs the worker has not been sent yet, in the order they were added. */
   private added: { id: number; spec: SelectionSpec }[] = [];
@@ -36,19 +41,15 @@ export class WorkerSelectionSpecs {
 
   /** One more introduced watcher uses `selection`: its spec's id (a new spec is queued for the worker). */
   use(selection: Selection): number {
-    const spec = specOf(selection);
-    const key = selection.everything
-      ? ''
-      : `${spec.namespace}\u0000${spec.name}\u0000${spec.labelSelector}\u0000${spec.fieldSelector}`;
-    const known = this.byKey.get(key);
+    const known = this.bySelection.get(selection);
     if (known !== undefined) {
       this.byId.get(known)!.users++;
       return known;
     }
     const id = this.next++;
-    this.byKey.set(key, id);
-    this.byId.set(id, { key, users: 1 });
-    this.added.push({ id, spec });
+    this.bySelection.set(selection, id);
+    this.byId.set(id, { selection, users: 1 });
+    this.added.push({ id, spec: specOf(selection) });
     return id;
   }
 
@@ -57,7 +58,7 @@ export class WorkerSelectionSpecs {
     const entry = this.byId.get(id);
     if (entry === undefined || --entry.users > 0) return;
     this.byId.delete(id);
-    this.byKey.delete(entry.key);
+    this.bySelection.delete(entry.selection);
     this.dropped.push(id);
   }
 
@@ -77,7 +78,7 @@ export class WorkerSelectionSpecs {
 
   /** A new worker knows no spec: start over (ids keep counting up). */
   clear(): void {
-    this.byKey.clear();
+    this.bySelection.clear();
     this.byId.clear();
     this.added = [];
     this.dropped = [];
