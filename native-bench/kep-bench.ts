@@ -132,6 +132,8 @@ export async function runKepOnce(c: KepConfig): Promise<KepRow> {
   const endRV = cache.resourceVersion;
   // Per slow watcher at the end: RVs behind the writer, and what it read in the resume phase.
   const behindAtEnd = slow.map((s) => endRV - s.lastReceivedRV);
+  const endAt = performance.now();
+  const longestWaits = slow.map((s) => s.longestWaitInResumeMs(endAt));
   const readInResume = slow.reduce((a, s, i) => a + s.received - readAtResume[i]!, 0);
   const neededInResume = slow.reduce((a, _s, i) => a + Math.max(0, endRV - rvAtResumeOf[i]!), 0);
   fullGc();
@@ -193,6 +195,8 @@ export async function runKepOnce(c: KepConfig): Promise<KepRow> {
       neededInResume,
       behindAtEndMin: behindAtEnd.length === 0 ? 0 : Math.min(...behindAtEnd),
       behindAtEndP50: percentile(behindAtEnd, 50),
+      longestWaitP50Ms: percentile(longestWaits, 50),
+      longestWaitMaxMs: percentile(longestWaits, 100),
     },
     memory: {
       rssBaseMiB: toMiB(base.rss),

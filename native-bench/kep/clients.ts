@@ -167,10 +167,26 @@ export class SlowClient {
   w: Watcher;
   private lastRV: number;
   private nextReadAt = 0;
+  /** When it last got an event while behind in the resume phase (-1: none yet). */
+  private lastServedAt = -1;
+  private longestWaitMs = 0;
 
   constructor(private readonly ctx: KepContext) {
     this.lastRV = ctx.cache.resourceVersion;
     this.w = ctx.watch(String(this.lastRV));
+  }
+
+  /**
+   * KEP measurement 4 (no starvation), as this client saw it: the longest time it went without an event
+   * while it was behind in the resume phase (it reads as fast as it can then, so it always has room):
+   * from the resume to its first event, between two events, and, if it has not caught up by `nowMs`,
+   * from its last event to `nowMs`. A watcher the passes never serve waits the whole phase.
+   */
+  longestWaitInResumeMs(nowMs: number): number {
+    if (this.ctx.resumeAt === 0) return 0; // the resume has not begun
+    const behind = this.resyncMs < 0 && this.caughtUpMs < 0;
+    const since = this.lastServedAt < 0 ? this.ctx.resumeAt : this.lastServedAt;
+    return behind ? Math.max(this.longestWaitMs, nowMs - since) : this.longestWaitMs;
   }
 
   /** The RV of the last event it read (where its stream stands, for the resync accounting). */
@@ -210,6 +226,12 @@ export class SlowClient {
       ev.jsonLine(metrics);
       this.received++;
       this.lastRV = ev.rv;
+      if (ctx.phase === 'resume' && this.resyncMs < 0 && this.caughtUpMs < 0) {
+        const now = performance.now();
+        const waited = now - (this.lastServedAt < 0 ? ctx.resumeAt : this.lastServedAt);
+        if (waited > this.longestWaitMs) this.longestWaitMs = waited;
+        this.lastServedAt = now;
+      }
       if (
         this.resyncMs < 0 &&
         this.caughtUpMs < 0 &&

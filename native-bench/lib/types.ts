@@ -40,6 +40,12 @@ interface ResyncSummary {
   /** How far behind the end RV the slow watchers' streams stood at the end (RVs): the closest and the median. */
   behindAtEndMin: number;
   behindAtEndP50: number;
+  /**
+   * KEP measurement 4 (no starvation): per slow watcher, the longest it went without an event while
+   * behind in the resume phase (SlowClient.longestWaitInResumeMs); the median and the worst watcher's.
+   */
+  longestWaitP50Ms: number;
+  longestWaitMaxMs: number;
 }
 
 interface MemoryFigures {

@@ -87,12 +87,18 @@ for (const mode of ['off', 'alpha', 'beta'] as Mode[]) {
       'neededInResume',
       'behindAtEndMin',
       'behindAtEndP50',
+      'longestWaitP50Ms',
+      'longestWaitMaxMs',
     ] as const)
       assert.equal(typeof row.resync[f], 'number', `resync.${f}`);
     // Every event a slow stream reads in the resume lies between where it stood and the end RV (single
     // delivery); off's reconnects replay, so there it may read more.
     if (row.mode !== 'off') assert.ok(row.resync.readInResume <= row.resync.neededInResume, 'read <= needed');
     assert.ok(row.resync.behindAtEndMin <= row.resync.behindAtEndP50);
+    assert.ok(row.resync.longestWaitP50Ms <= row.resync.longestWaitMaxMs);
+    // A wait lies inside the run (from the resume to the end), and a slow watcher always waits a moment.
+    assert.ok(row.resync.longestWaitMaxMs <= row.wallS * 1000, 'a wait inside the run');
+    if (row.slow > 0) assert.ok(row.resync.longestWaitMaxMs > 0, 'slow watchers waited for their backlog');
     for (const f of [
       'rssBaseMiB',
       'rssPeakMiB',
