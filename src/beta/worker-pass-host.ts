@@ -38,6 +38,8 @@ import { openRegion } from './channel-slabs.js';
 const STATS_EVERY_MS = 100;
 /** Entries of the pass's scanned-event cache (a power of two; WorkerPassHost.scannedRefs). */
 const SCANNED_SLOTS = 8192;
+/** Entries of the RV → next index memo (a power of two; WorkerPassHost.indexAfter). */
+const AFTER_SLOTS = 1024;
 
 export class WorkerMember implements PassMember {
   readonly id: number;
@@ -230,6 +232,13 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
   private readonly scannedIn = new Int32Array(SCANNED_SLOTS);
   /** The current pass's number in scannedIn (from 1: 0 is no pass). */
   private scannedPass = 1;
+  /**
+   * For the RVs of events scanned lately (direct-mapped by RV): the index right after each, so a
+   * position at one of them (where a member stopped) finds its next index with two slot reads, not a
+   * binary search (indexAfter).
+   */
+  private readonly afterRVs = new Float64Array(AFTER_SLOTS).fill(-1);
+  private readonly afterIndex = new Float64Array(AFTER_SLOTS);
   private readonly pushedTo = new Set<number>();
   private readonly options: PassOptions;
   private readonly clock: Clock;
@@ -392,9 +401,9 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
   }
 
   open(afterRV: number): RingCursor {
-    const start = this.reader.indexAfterRV(afterRV);
+    const start = this.indexAfter(afterRV);
     const last = this.resyncPoint();
-    const endIdx = this.reader.indexAfterRV(last); // events up to the last dispatched RV only
+    const endIdx = this.indexAfterResyncPoint(last); // events up to the last dispatched RV only
     if (start === TOO_OLD || endIdx === TOO_OLD) {
       const c = new RingCursor(this, 0, 0, last);
       c.interrupted = true;
@@ -550,6 +559,17 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
 
   private readonly servedInPass = new Set<WorkerMember>();
 
+  /** The first ring index with an RV above `rv` (reader.indexAfterRV), hinted from the memo of scanned RVs. */
+  private indexAfter(rv: number): number {
+    const slot = rv & (AFTER_SLOTS - 1);
+    return this.reader.indexAfterRV(rv, this.afterRVs[slot] === rv ? this.afterIndex[slot]! : -1);
+  }
+
+  /** indexAfterRV of the last dispatched RV: mostly the end of what is published (the hint). */
+  private indexAfterResyncPoint(rv: number): number {
+    return this.reader.indexAfterRV(rv, this.reader.publishedIndex);
+  }
+
   /** The scanned event at ring index `abs` (metadata only; cached for the pass), undefined if overwritten. */
   refAt(abs: number): RingEventRef | undefined {
     const slot = abs & (SCANNED_SLOTS - 1);
@@ -559,6 +579,9 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
     }
     if (this.reader.readMeta(abs, this.record) !== ReadStatus.OK) return undefined;
     this.scannedCount++;
+    const after = this.record.rv & (AFTER_SLOTS - 1);
+    this.afterRVs[after] = this.record.rv;
+    this.afterIndex[after] = abs + 1;
     const stamp = this.scannedIn[slot]!;
     this.scannedIn[slot] = this.scannedPass;
     const old = this.scannedRefs[slot];
@@ -651,7 +674,7 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
     // Hand back the members this pass served that are within the hand-off distance of the last
     // dispatched RV (only those: a pass costs nothing per member it did not serve).
     const last = this.resyncPoint();
-    const endIdx = this.reader.indexAfterRV(last);
+    const endIdx = this.indexAfterResyncPoint(last);
     const h = this.options.handOffDistance;
     for (const m of this.servedInPass) {
       if (!m.accepting || !this.members.has(m.id)) continue;
@@ -660,7 +683,7 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
       let remaining: number;
       if (rvDistance <= h) remaining = Math.max(0, rvDistance);
       else {
-        const from = this.reader.indexAfterRV(m.position);
+        const from = this.indexAfter(m.position);
         if (from === TOO_OLD || endIdx === TOO_OLD) continue;
         remaining = endIdx - from;
       }
