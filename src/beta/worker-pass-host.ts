@@ -38,6 +38,8 @@ import { openRegion } from './channel-slabs.js';
 const STATS_EVERY_MS = 100;
 /** Entries of the pass's scanned-event cache (a power of two; WorkerPassHost.scannedRefs). */
 const SCANNED_SLOTS = 8192;
+/** Entries of the RV → next index memo (a power of two; WorkerPassHost.indexAfter). */
+const AFTER_SLOTS = 1024;
 
 export class WorkerMember implements PassMember {
   readonly id: number;
@@ -50,6 +52,13 @@ export class WorkerMember implements PassMember {
   readonly cursor: SyncCursor;
   reachedLive: boolean;
   removed = false;
+  /**
+   * Batched pushes (SpscChannel.pushBatched): a run is published once a quarter of the channel is
+   * pending (besides a waiting consumer, a full channel and the cohort's end: WorkerPassHost.push).
+   */
+  readonly publishEvery: number;
+  /** In the host's list of members with a run open in this cohort (WorkerPassHost.publishAll). */
+  listed = false;
 
   /** It selects everything: the slot's type decides its delivery, no decode needed (issue 13, deliverable 4). */
   readonly everything: boolean;
@@ -75,7 +84,11 @@ export class WorkerMember implements PassMember {
     this.bySelectionSection = known.bySelectionSection;
     this.cursor.startAt(position);
     this.cursor.markUnsynced();
+    // Invariant 1 (position) across threads: the cell gets the position only after the channel
+    // published the pushes it covers (WorkerPassHost.publish), never ahead of them.
+    this.cursor.holdPosition();
     this.reachedLive = reachedLive;
+    this.publishEvery = Math.max(1, known.channel.capacity >> 2);
   }
 
   /**
@@ -115,25 +128,32 @@ export class WorkerMember implements PassMember {
  * the event: most scanned events are selected by nobody.
  */
 export class RingEventRef {
-  readonly index: number;
-  readonly rv: number;
-  readonly nsHash: number;
-  readonly nameHash: number;
-  readonly triggerHash: number;
-  readonly prevTriggerHash: number;
+  // Not readonly: refAt() refills an entry of an earlier pass in place (fill) instead of allocating one per
+  // event. Every field has an initializer of its type, so the constructor's fill() keeps one shape.
+  index = 0;
+  rv = 0;
+  nsHash = 0;
+  nameHash = 0;
+  triggerHash = 0;
+  prevTriggerHash = 0;
   /**
    * What a select-everything watcher receives (Selection.classify with no
    * scope and no selectors): the event as it is, except a MODIFIED without a
    * previous object, which arrives as ADDED.
    */
-  readonly everythingVariant: Variant;
+  everythingVariant: Variant = Variant.AS_IS;
   /** EventTypeCode and HAS_PREV of the slot. */
-  readonly type: number;
-  readonly hasPrev: boolean;
-  decoded: WatchCacheEvent | null | undefined; // undefined: not yet; null: overwritten
+  type = 0;
+  hasPrev = false;
+  decoded: WatchCacheEvent | null | undefined = undefined; // undefined: not yet; null: overwritten
   /** The event rebuilt from the payload's selection section alone (undefined: not yet; null: not exact / overwritten). */
-  skeleton: WatchCacheEvent | null | undefined;
+  skeleton: WatchCacheEvent | null | undefined = undefined;
   constructor(r: RingRecord) {
+    this.fill(r);
+  }
+
+  /** The slot `r` describes, nothing decoded yet (a new entry, or one no pass holds any more: refAt). */
+  fill(r: RingRecord): void {
     this.index = r.absIndex;
     this.rv = r.rv;
     this.type = r.type;
@@ -143,6 +163,8 @@ export class RingEventRef {
     this.nameHash = r.nameHash;
     this.triggerHash = r.triggerHash;
     this.prevTriggerHash = r.prevTriggerHash;
+    this.decoded = undefined;
+    this.skeleton = undefined;
   }
 }
 
@@ -210,6 +232,13 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
   private readonly scannedIn = new Int32Array(SCANNED_SLOTS);
   /** The current pass's number in scannedIn (from 1: 0 is no pass). */
   private scannedPass = 1;
+  /**
+   * For the RVs of events scanned lately (direct-mapped by RV): the index right after each, so a
+   * position at one of them (where a member stopped) finds its next index with two slot reads, not a
+   * binary search (indexAfter).
+   */
+  private readonly afterRVs = new Float64Array(AFTER_SLOTS).fill(-1);
+  private readonly afterIndex = new Float64Array(AFTER_SLOTS);
   private readonly pushedTo = new Set<number>();
   private readonly options: PassOptions;
   private readonly clock: Clock;
@@ -342,6 +371,7 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
     if (m === undefined) return;
     m.removed = true;
     this.members.delete(id);
+    this.publish(m); // its pushes, then its position, before the role goes
     m.channel.handOff(WriterOwner.SYNC_WORKER, WriterOwner.MAIN);
   }
 
@@ -349,6 +379,7 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
   reset(): void {
     for (const m of this.members.values()) {
       m.removed = true;
+      this.publish(m);
       m.channel.handOff(WriterOwner.SYNC_WORKER, WriterOwner.MAIN);
     }
     this.members.clear();
@@ -370,9 +401,9 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
   }
 
   open(afterRV: number): RingCursor {
-    const start = this.reader.indexAfterRV(afterRV);
+    const start = this.indexAfter(afterRV);
     const last = this.resyncPoint();
-    const endIdx = this.reader.indexAfterRV(last); // events up to the last dispatched RV only
+    const endIdx = this.indexAfterResyncPoint(last); // events up to the last dispatched RV only
     if (start === TOO_OLD || endIdx === TOO_OLD) {
       const c = new RingCursor(this, 0, 0, last);
       c.interrupted = true;
@@ -386,7 +417,7 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
       // Invariant 4 (selection): with no scope and no selectors, classify() depends only on the type
       // and on whether a previous object exists, both in the slot: no payload decode for this member.
       // (An event overwritten meanwhile reaches the consumer as OVERWRITTEN: its 410, never wrong data.)
-      return this.push(m, ref.index, ref.everythingVariant);
+      return this.push(m, ref, ref.everythingVariant);
     }
     if (!m.mightSelect(ref)) return Offer.NotSelected;
     // Invariant 4 (selection): a hash match is only a candidate; classify() decides exactly, on the
@@ -395,32 +426,76 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
     if (ev === undefined) return Offer.Full; // overwritten while scanning: owed; expiry decides next pass
     const d = m.selection.classify(ev);
     if (d === Delivery.None) return Offer.NotSelected;
-    return this.push(m, ref.index, variantOf(d));
+    return this.push(m, ref, variantOf(d));
   }
 
   /**
-   * Push one reference. The consumer is told (the `pushed` notice) only when
-   * it waits for data: it announced that in the channel (DATA_WAITING), and
-   * this push cleared it (a wake-up of the channel). A consumer that is still
-   * reading finds the events without a notice (issue 13, deliverable 4: no
-   * main-thread wake-up per fed watcher). The first waiting consumer of a
-   * cohort is told at this push, so it reads while the worker pushes the rest
-   * (a lone catch-up watcher waited for its whole channel's pushes before);
-   * the others of the cohort at its end, in one notice.
+   * Push one reference, batched (SpscChannel.pushBatched): the consumer sees
+   * a run at its publication (publish): at once when it waits for data, then
+   * every quarter of the channel, when the channel is full, and at the end
+   * of the cohort (cohortEnded), so a push costs no Atomics and no write of
+   * the shared position cell of its own (issue 13, deliverable 4).
    */
-  private push(m: WorkerMember, index: number, variant: Variant): Offer {
+  private push(m: WorkerMember, ref: RingEventRef, variant: Variant): Offer {
     const channel = m.channel;
-    const wakes = channel.wakeups;
-    if (!channel.tryPush(index, variant)) return Offer.Full;
-    if (channel.wakeups !== wakes) {
-      this.pushedTo.add(m.id);
-      if (!this.toldInCohort) {
-        this.toldInCohort = true;
-        this.notifyPushed();
-      }
+    if (!channel.pushBatched(ref.index, variant)) {
+      this.publish(m); // full (by the HEAD it saw): what it took so far is the consumer's now
+      return Offer.Full;
     }
     this.pushes++;
+    // Invariant 1 (position): held in the member's cursor; the cell follows at the publication.
+    m.cursor.accepted(ref.rv);
+    const pending = channel.pendingPushes;
+    if (pending === 1) {
+      if (!m.listed) {
+        m.listed = true;
+        this.openRuns.push(m);
+      }
+      // A consumer waiting for data reads while the worker pushes the rest.
+      if (channel.consumerWaiting) this.publish(m);
+    } else if (pending >= m.publishEvery) this.publish(m);
     return Offer.Pushed;
+  }
+
+  /** Members with a run of pushes open in this cohort (published at its end: publishAll). */
+  private readonly openRuns: WorkerMember[] = [];
+
+  /**
+   * Publish a member's pending pushes, then its position (in that order:
+   * the cell never runs ahead of the channel). The consumer is told (the
+   * `pushed` notice) only when it waits for data: it announced that in the
+   * channel (DATA_WAITING), and this publication cleared it (a wake-up of
+   * the channel). A consumer that is still reading finds the events without
+   * a notice (issue 13, deliverable 4: no main-thread wake-up per fed
+   * watcher). The first waiting consumer of a cohort is told at once, so it
+   * reads while the worker pushes the rest; the others of the cohort at its
+   * end, in one notice.
+   */
+  private publish(m: WorkerMember): void {
+    const channel = m.channel;
+    if (channel.pendingPushes !== 0) {
+      const wakes = channel.wakeups;
+      channel.publishPushes();
+      if (channel.wakeups !== wakes) {
+        this.pushedTo.add(m.id);
+        if (!this.toldInCohort) {
+          this.toldInCohort = true;
+          this.notifyPushed();
+        }
+      }
+    }
+    m.cursor.publishPosition();
+  }
+
+  /** Publish every run left open (the end of a cohort, of a retry round, of the pass). */
+  private publishAll(): void {
+    const open = this.openRuns;
+    for (let i = 0; i < open.length; i++) {
+      const m = open[i]!;
+      m.listed = false;
+      this.publish(m);
+    }
+    open.length = 0;
   }
 
   /** A consumer of the current cohort was told at its push already (push). */
@@ -443,12 +518,14 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
   defer(fn: () => void): void {
     // The retry rounds wait for consumers to drain: wake the ones this pass fed first (issue 13,
     // deliverable 4), or the rounds find the channels as full as they left them.
+    this.publishAll();
     this.notifyPushed();
     this.clock.setTimeout(fn, 0);
   }
 
   /** A cohort pushed: wake its consumers now (issue 13, deliverable 4), not after the other cohorts. */
   cohortEnded(): void {
+    this.publishAll();
     this.notifyPushed();
     this.toldInCohort = false;
   }
@@ -476,10 +553,22 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
   }
 
   served(m: WorkerMember): void {
+    this.publish(m); // its position moved to the end of the scan (pushed to or not)
     this.servedInPass.add(m);
   }
 
   private readonly servedInPass = new Set<WorkerMember>();
+
+  /** The first ring index with an RV above `rv` (reader.indexAfterRV), hinted from the memo of scanned RVs. */
+  private indexAfter(rv: number): number {
+    const slot = rv & (AFTER_SLOTS - 1);
+    return this.reader.indexAfterRV(rv, this.afterRVs[slot] === rv ? this.afterIndex[slot]! : -1);
+  }
+
+  /** indexAfterRV of the last dispatched RV: mostly the end of what is published (the hint). */
+  private indexAfterResyncPoint(rv: number): number {
+    return this.reader.indexAfterRV(rv, this.reader.publishedIndex);
+  }
 
   /** The scanned event at ring index `abs` (metadata only; cached for the pass), undefined if overwritten. */
   refAt(abs: number): RingEventRef | undefined {
@@ -489,10 +578,22 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
       if (cached.index === abs) return cached;
     }
     if (this.reader.readMeta(abs, this.record) !== ReadStatus.OK) return undefined;
-    const ref = new RingEventRef(this.record);
     this.scannedCount++;
-    this.scannedRefs[slot] = ref;
+    const after = this.record.rv & (AFTER_SLOTS - 1);
+    this.afterRVs[after] = this.record.rv;
+    this.afterIndex[after] = abs + 1;
+    const stamp = this.scannedIn[slot]!;
     this.scannedIn[slot] = this.scannedPass;
+    const old = this.scannedRefs[slot];
+    // An entry of an earlier pass is no pass's any more (that pass, its retry rounds included, ended before
+    // scannedPass moved on): refilled in place, no allocation per scanned event. One of this pass (a
+    // collision SCANNED_SLOTS apart) may still be in an earlier cohort's owed events: a new one then.
+    if (old !== undefined && stamp !== this.scannedPass) {
+      old.fill(this.record);
+      return old;
+    }
+    const ref = new RingEventRef(this.record);
+    this.scannedRefs[slot] = ref;
     return ref;
   }
 
@@ -562,6 +663,7 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
   lastPassPushed = false;
 
   private afterPass(stats: PassStats, done: (stats: PassStats) => void): void {
+    this.publishAll(); // the last retry round's runs (in-process hosts)
     // Entries of this pass no longer count (wrapping to 1 would meet stale stamps: clear them then).
     if (++this.scannedPass === 0x7fffffff) {
       this.scannedIn.fill(0);
@@ -572,7 +674,7 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
     // Hand back the members this pass served that are within the hand-off distance of the last
     // dispatched RV (only those: a pass costs nothing per member it did not serve).
     const last = this.resyncPoint();
-    const endIdx = this.reader.indexAfterRV(last);
+    const endIdx = this.indexAfterResyncPoint(last);
     const h = this.options.handOffDistance;
     for (const m of this.servedInPass) {
       if (!m.accepting || !this.members.has(m.id)) continue;
@@ -581,7 +683,7 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
       let remaining: number;
       if (rvDistance <= h) remaining = Math.max(0, rvDistance);
       else {
-        const from = this.reader.indexAfterRV(m.position);
+        const from = this.indexAfter(m.position);
         if (from === TOO_OLD || endIdx === TOO_OLD) continue;
         remaining = endIdx - from;
       }
@@ -613,6 +715,7 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
   private release(m: WorkerMember): void {
     this.members.delete(m.id);
     m.removed = true;
+    this.publish(m); // its pushes, then its position, before the role goes (and before the message names it)
     m.channel.handOff(WriterOwner.SYNC_WORKER, WriterOwner.MAIN);
   }
 }

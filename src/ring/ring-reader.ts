@@ -249,17 +249,27 @@ export class HistoryRingReader {
    * yet), or TOO_OLD when events after rv have already been evicted
    * (rv < floorRV). The index may be evicted by the time it is read: read()
    * then answers OVERWRITTEN.
+   *
+   * `hint`: where the caller expects the answer (e.g. one past the last
+   * event it read, for a position at that event's RV). Checked with at most
+   * two slot reads (the RV before it is ≤ rv, its own is > rv); a wrong or
+   * unreadable hint only costs those reads before the binary search. The
+   * sync worker opens an interval per cohort and looks up its resync point
+   * per pass: a search each was ~17 slot reads (issue 13, deliverable 4).
    */
-  indexAfterRV(rv: number): number {
+  indexAfterRV(rv: number, hint = -1): number {
     for (;;) {
       this.loadHeader();
       if (rv < this.hFloor) return TOO_OLD;
       let lo = this.hOldest;
       let hi = this.hPublished;
+      if (hint >= lo && hint <= hi && this.answers(hint, rv, lo, hi)) return hint;
+      hint = -1; // checked once: a retry after an eviction searches
       let ok = true;
       while (lo < hi) {
         const mid = lo + Math.floor((hi - lo) / 2);
         const r = this.rvAt(mid);
+        this.statSearchReads++;
         if (r !== r) {
           ok = false; // evicted under us: the floor moved, start over
           break;
@@ -270,6 +280,38 @@ export class HistoryRingReader {
       if (ok) return lo;
     }
   }
+
+  /**
+   * `at` is indexAfterRV(rv) within [lo, hi] (the held, published range):
+   * the event before it (if held) has RV ≤ rv, its own (if published) > rv.
+   * RVs grow with the index, so that pins the first index above rv. False
+   * when it is not, or a slot it needs was evicted meanwhile.
+   */
+  private answers(at: number, rv: number, lo: number, hi: number): boolean {
+    if (at > lo) {
+      this.statHintReads++;
+      const before = this.rvAt(at - 1);
+      if (!(before <= rv)) return false; // also NaN: evicted under us
+    }
+    if (at < hi) {
+      this.statHintReads++;
+      const own = this.rvAt(at);
+      if (!(own > rv)) return false;
+    }
+    return true;
+  }
+
+  /** Slot reads indexAfterRV spent on binary searches (a statistic). */
+  get searchReads(): number {
+    return this.statSearchReads;
+  }
+  private statSearchReads = 0;
+
+  /** Slot reads indexAfterRV spent checking hints (a statistic). */
+  get hintReads(): number {
+    return this.statHintReads;
+  }
+  private statHintReads = 0;
 
   /**
    * Block until the publish counter differs from `seenCount` or the timeout

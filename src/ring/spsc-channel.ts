@@ -77,6 +77,20 @@
  * read before the HEAD store that releases them); any other call on the
  * consumer side first publishes what the batch popped.
  *
+ * Batched push (pushBatched/publishPushes): a producer on another thread
+ * than its consumer that writes runs of references (the beta sync worker's
+ * pass) pays for each Atomics operation and for the header's cache line,
+ * which the consumer's core reads (TAIL) and writes (HEAD): tryPush()'s
+ * HEAD load, TAIL store and DATA_WAITING load move it across cores for every
+ * reference (issue 13, deliverable 4). pushBatched writes the slot and
+ * advances a TAIL of its own; publishPushes stores TAIL once for the run
+ * (Atomics.store: every slot store before it is visible to a consumer that
+ * loads TAIL) and then checks DATA_WAITING once. HEAD is loaded only when
+ * the room it last saw is used up, so the producer sees room late, never
+ * early. The consumer sees nothing of a run before its publication: the
+ * producer decides when (a waiting consumer, a quarter of the channel, the
+ * end of its run); any other call on the producer side publishes first.
+ *
  * Wake-ups: tryPush() calls Atomics.notify only when the consumer announced it
  * may be parked (DATA_WAITING), so a busy consumer costs one Atomics.load per
  * push and no notify. The async waits hold a ref'd keep-alive handle while
@@ -233,6 +247,13 @@ export class SpscChannel {
   /** Pops per HEAD publication: a quarter of the channel (the room signal's low-water mark), at least 1. */
   private readonly batchSize: number = 1;
   private publishedHead = false;
+  // Batched push (pushBatched, module doc "Batched push"): while `pushing`, the producer's TAIL is
+  // `pushTail` (TAIL's shared word trails it by `pushPending` pushes) and `pushRoom` the free slots
+  // by the HEAD it last loaded, less the pushes since.
+  private pushing = false;
+  private pushTail = 0;
+  private pushRoom = 0;
+  private pushPending = 0;
 
   /** Bytes one channel of `capacity` slots takes in a buffer (a multiple of 8). */
   static bytesFor(capacity: number): number {
@@ -311,6 +332,7 @@ export class SpscChannel {
    */
   tryPush(ref: number, variant: Variant = Variant.AS_IS): boolean {
     this.leaveLocal();
+    this.endPushBatch();
     const h = this.h;
     // Own words (single writer; hand-off ordered by the WRITER_OWNER Atomics): plain reads.
     if (h[this.b + H_CLOSED] !== 0) return false;
@@ -328,6 +350,57 @@ export class SpscChannel {
     // sees the new TAIL before parking, or we see DATA_WAITING here.
     if (Atomics.load(h, this.b + H_DATA_WAITING) !== 0) this.wake(H_DATA_WAITING, H_DATA_EPOCH);
     return true;
+  }
+
+  /**
+   * tryPush without the publication (module doc "Batched push"): the slot is
+   * written and this producer's own TAIL advanced, but the consumer sees the
+   * reference only at the next publishPushes() (or any other producer-side
+   * call). False when the channel is full by the HEAD it loaded (the
+   * references pushed so far stay pending: publish them) or closed.
+   * Allocation-free; no Atomics unless it opens a run or its room ran out.
+   * Only the current writer may call it.
+   */
+  pushBatched(ref: number, variant: Variant = Variant.AS_IS): boolean {
+    if (!this.pushing && !this.openPushBatch()) return false;
+    if (this.pushRoom === 0 && !this.reloadPushRoom()) return false;
+    if (!(ref >= 0 && ref <= SLOT_REF_BOUND)) return refuseReference(ref);
+    const tail = this.pushTail;
+    this.refs[this.r + (tail < this.capacity ? tail : tail - this.capacity)] = ref * 4 + variant;
+    this.pushTail = tail + 1 === this.span ? 0 : tail + 1;
+    this.pushRoom--;
+    this.pushPending++;
+    return true;
+  }
+
+  /** References pushBatched() wrote that the consumer cannot see yet (publishPushes publishes them). */
+  get pendingPushes(): number {
+    return this.pushPending;
+  }
+
+  /**
+   * Publish the references pushBatched() wrote: one TAIL store for the run,
+   * then one DATA_WAITING check (a consumer that announced it waits is woken,
+   * as by tryPush). No-op when nothing is pending. Producer only.
+   */
+  publishPushes(): void {
+    if (this.pushPending === 0) return;
+    this.pushPending = 0;
+    const h = this.h;
+    // INVARIANT (publish ordering): the run's plain slot stores precede this Atomics.store; the
+    // consumer's Atomics.load of TAIL acquires them.
+    Atomics.store(h, this.b + H_TAIL, this.pushTail);
+    // Dekker pair with waitForData (both sides Atomics), as in tryPush: either the consumer sees the
+    // new TAIL before parking, or we see DATA_WAITING here.
+    if (Atomics.load(h, this.b + H_DATA_WAITING) !== 0) this.wake(H_DATA_WAITING, H_DATA_EPOCH);
+  }
+
+  /**
+   * The consumer announced it waits for data (DATA_WAITING, an Atomics load):
+   * a producer in a run publishes now rather than at the run's end.
+   */
+  get consumerWaiting(): boolean {
+    return Atomics.load(this.h, this.b + H_DATA_WAITING) !== 0;
   }
 
   /**
@@ -392,6 +465,7 @@ export class SpscChannel {
     const h = this.h;
     if (Atomics.load(h, this.b + H_CLOSED) !== 0) return;
     this.leaveLocal(); // the shared TAIL first: CLOSED is stored after it
+    this.endPushBatch();
     Atomics.store(h, this.b + H_TERMINAL, terminal);
     // INVARIANT (drain before end): CLOSED is stored after the last TAIL store.
     Atomics.store(h, this.b + H_CLOSED, 1);
@@ -647,7 +721,8 @@ export class SpscChannel {
     if (this.local !== LOCAL_OFF) return this.localCount;
     // A consumer inside a batch knows its own HEAD (the shared word trails it).
     const head = this.batching ? this.batchHead : Atomics.load(this.h, this.b + H_HEAD);
-    let used = Atomics.load(this.h, this.b + H_TAIL) - head;
+    // A producer inside a run knows its own TAIL (the shared word trails it).
+    let used = (this.pushing ? this.pushTail : Atomics.load(this.h, this.b + H_TAIL)) - head;
     if (used < 0) used += this.span;
     return used;
   }
@@ -687,6 +762,7 @@ export class SpscChannel {
     // thread's pop() start from them.
     this.leaveLocal();
     this.endBatch();
+    this.endPushBatch();
     // INVARIANT (single writer): the role changes only by CAS from its current
     // holder; the Atomics also order the old producer's TAIL/slot stores
     // before the new producer's first push.
@@ -708,6 +784,7 @@ export class SpscChannel {
    */
   private enterLocal(): void {
     this.endBatch(); // HEAD's shared word must be the consumer's own first
+    this.endPushBatch(); // and TAIL's the producer's
     const h = this.h;
     const head = Atomics.load(h, this.b + H_HEAD);
     const tail = Atomics.load(h, this.b + H_TAIL);
@@ -754,6 +831,7 @@ export class SpscChannel {
   /** Register as waiting for space; null when there is no need to park. */
   private armSpaceWait(): number | null {
     this.leaveLocal();
+    this.endPushBatch(); // a producer parks only on what its consumer can see
     const h = this.h;
     const epoch = Atomics.load(h, this.b + H_SPACE_EPOCH);
     Atomics.store(h, this.b + H_SPACE_WAITING, 1);
@@ -778,6 +856,34 @@ export class SpscChannel {
     if (!this.batching) return;
     if (this.batchPending !== 0) this.publishBatch();
     this.batching = false;
+  }
+
+  /** Open a run of batched pushes: this producer's TAIL (its own word) and the room by HEAD. False when closed. */
+  private openPushBatch(): boolean {
+    this.leaveLocal();
+    const h = this.h;
+    if (h[this.b + H_CLOSED] !== 0) return false;
+    this.pushing = true;
+    this.pushTail = h[this.b + H_TAIL]!; // own word (single writer), as in tryPush
+    this.pushPending = 0;
+    this.reloadPushRoom();
+    return true;
+  }
+
+  /** The room by a fresh HEAD load (the consumer's releases since); false when there is none. */
+  private reloadPushRoom(): boolean {
+    let used = this.pushTail - Atomics.load(this.h, this.b + H_HEAD);
+    if (used < 0) used += this.span;
+    // INVARIANT (slot reuse): room only up to the HEAD the consumer published after reading its slots.
+    this.pushRoom = this.capacity - used;
+    return this.pushRoom > 0;
+  }
+
+  /** Leave a run of batched pushes (no-op outside one): publish it; TAIL's shared word is the truth again. */
+  private endPushBatch(): void {
+    if (!this.pushing) return;
+    this.publishPushes();
+    this.pushing = false;
   }
 
   /**

@@ -21,6 +21,13 @@
  * cost). markUnsynced publishes the position into the cell before any other
  * side may read it; markSynced, called once this thread owns the writer side
  * again, takes it back from the cell.
+ *
+ * The sync worker's member cursor holds the position the same way
+ * (holdPosition): its pushes become visible to the consumer only when the
+ * channel publishes them (SpscChannel.publishPushes), so the cell, which
+ * outlives the worker, must not run ahead of what the channel published.
+ * The worker writes the cell once per publication (publishPosition), after
+ * it, not once per push.
  */
 import { CELL_DRAINED, CELL_POSITION, CELL_SLOTS } from '../protocol/cursor-cell.js';
 
@@ -132,6 +139,26 @@ export class SyncCursor {
       this.#position = this.cell[CELL_POSITION]!; // this thread owns the writer side again: the last position is the cell's
       this.#local = true;
     }
+  }
+  /**
+   * Keep the position in this object from now on; the cell keeps the last
+   * published one (see the module doc: the sync worker's member). Not for
+   * the main thread's cursor (`keepsPosition`), which holds it while synced.
+   */
+  holdPosition(): void {
+    if (this.#keepsPosition) throw new Error('sync cursor: the main thread keeps its position while synced');
+    if (this.#local) return;
+    this.#position = this.cell[CELL_POSITION]!;
+    this.#local = true;
+  }
+  /**
+   * Invariant 1 (position) across threads: write the held position to the
+   * cell, after the channel published every push it covers (never before:
+   * the cell outlives the worker, and a position past the published pushes
+   * would be a gap after a restart).
+   */
+  publishPosition(): void {
+    if (this.#local && !this.#keepsPosition) this.cell[CELL_POSITION] = this.#position;
   }
   /** A pass pushed one event. */
   pushedByPass(): void {

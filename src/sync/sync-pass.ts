@@ -286,7 +286,9 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
           members.push(idx);
           offering++;
         }
-        scannedEvents.push(ev);
+        // Kept only for the retry rounds (their re-offer): without rounds nothing reads it, and the
+        // push per scanned event was a lone catch-up watcher's largest line in the pass (issue 13, deliverable 4).
+        if (rounds > 0) scannedEvents.push(ev);
         // ---- Steps 3 and 4: one shared form per selected event, pushes in order ----
         for (let k = 0; k < members.length; k++) {
           const idx = members[k]!;

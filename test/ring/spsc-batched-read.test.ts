@@ -7,12 +7,11 @@
  * at every quarter, and any other consumer-side call publishes first; and a
  * real producer thread against a batched consumer, each reference once, in order.
  */
-import { Worker } from 'node:worker_threads';
 import test, { describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { POP_CLOSED, POP_EMPTY, SpscChannel } from '../../src/ring/spsc-channel.js';
 import { Terminal, Variant, WriterOwner } from '../../src/protocol/channel-variants.js';
-import type { SpscWorkerData, SpscWorkerResult } from './spsc-worker.js';
+import { readFromProducerThread } from './read-from-producer-thread.js';
 
 /** The producer's and the consumer's instances of one channel (as two threads open it). */
 function pair(capacity: number): { producer: SpscChannel; consumer: SpscChannel } {
@@ -112,30 +111,9 @@ describe('spsc channel: batched read', () => {
   });
 
   test('producer thread → batched consumer on this thread: 200,000 refs, capacity 64, each once and in order', async () => {
-    const producer = SpscChannel.create(64, WriterOwner.SYNC_WORKER);
-    const consumer = new SpscChannel(producer.handle);
-    const data: SpscWorkerData = { role: 'producer', handle: producer.handle, start: 0, count: 200_000 };
-    const worker = new Worker(new URL('./spsc-worker.js', import.meta.url), { workerData: data });
-    const result = new Promise<SpscWorkerResult>((resolve, reject) => {
-      worker.once('message', (m: SpscWorkerResult) => resolve(m));
-      worker.once('error', reject);
-    });
-    let expected = 0;
-    let errors = 0;
-    for (;;) {
-      const ref = consumer.popBatched();
-      if (ref >= 0) {
-        if (ref !== expected || consumer.lastVariant !== ref % 3) errors++;
-        expected = ref + 1;
-        continue;
-      }
-      if (ref === POP_CLOSED) break;
-      consumer.waitForDataSync(50); // publishes the batch first: the producer parked for space wakes
-    }
-    const res = await result;
-    await worker.terminate();
-    assert.equal(res.errors, 0);
-    assert.equal(errors, 0, 'every reference once, in order, with its variant');
-    assert.equal(expected, 200_000);
+    const r = await readFromProducerThread('producer', 64, 200_000);
+    assert.equal(r.producer.errors, 0);
+    assert.equal(r.errors, 0, 'every reference once, in order, with its variant');
+    assert.equal(r.expected, 200_000);
   });
 });

@@ -7,6 +7,8 @@
  *   checking every ref arrives once and in order with its variant.
  * - 'handoff-producer': waits until the channel's writer owner is SYNC_WORKER
  *   (handed off by the main thread), then pushes like 'producer' and closes.
+ * - 'batched-producer': pushes like 'producer' with pushBatched, publishing
+ *   every 7 references and whenever the channel is full (before it parks).
  *
  * Loaded directly by the test runner (node --test dist/test/) it does nothing.
  */
@@ -15,7 +17,7 @@ import { POP_CLOSED, POP_EMPTY, SpscChannel, type SpscChannelHandle } from '../.
 import { Terminal, WriterOwner, type Variant } from '../../src/protocol/channel-variants.js';
 
 export interface SpscWorkerData {
-  role: 'producer' | 'consumer' | 'handoff-producer';
+  role: 'producer' | 'consumer' | 'handoff-producer' | 'batched-producer';
   handle: SpscChannelHandle;
   start: number;
   count: number;
@@ -46,6 +48,23 @@ function produce(ch: SpscChannel, start: number, count: number, res: SpscWorkerR
     res.count++;
   }
   ch.close(Terminal.END);
+}
+
+function produceBatched(ch: SpscChannel, start: number, count: number, res: SpscWorkerResult): void {
+  for (let ref = start; ref < start + count; ref++) {
+    let spins = 0;
+    while (!ch.pushBatched(ref, (ref % 3) as Variant)) {
+      ch.publishPushes(); // what it wrote is the consumer's before it waits for room
+      if (++spins > SPINS) {
+        res.parks++;
+        ch.waitForSpaceSync(50);
+        spins = 0;
+      }
+    }
+    if (ch.pendingPushes >= 7) ch.publishPushes();
+    res.count++;
+  }
+  ch.close(Terminal.END); // publishes the last run first
 }
 
 function consume(ch: SpscChannel, start: number, res: SpscWorkerResult): void {
@@ -87,6 +106,7 @@ function run(data: SpscWorkerData): SpscWorkerResult {
     wakeups: 0,
   };
   if (data.role === 'consumer') consume(ch, data.start, res);
+  else if (data.role === 'batched-producer') produceBatched(ch, data.start, data.count, res);
   else {
     if (data.role === 'handoff-producer') {
       const wait = new Int32Array(new SharedArrayBuffer(4));

@@ -76,3 +76,25 @@ test('the main thread keeps the position while synced: published at markUnsynced
   main.markUnsynced();
   assert.equal(worker.position, 13, 'published again at the next stall');
 });
+
+test('the sync worker holds the position: the shared cell moves only at publishPosition, never per push', () => {
+  const cell = new Float64Array(CELL_SLOTS);
+  const main = new SyncCursor(cell, true);
+  main.startAt(5);
+  main.markUnsynced(); // published into the cell for the worker
+  const worker = new SyncCursor(cell);
+  worker.startAt(5);
+  worker.markUnsynced();
+  worker.holdPosition();
+  worker.accepted(6);
+  worker.accepted(7);
+  assert.equal(worker.position, 7, 'the worker reads its own position');
+  assert.equal(main.position, 5, 'the cell (what survives the worker) is not ahead of what was published');
+  worker.publishPosition();
+  assert.equal(main.position, 7);
+  worker.raiseTo(9);
+  assert.equal(main.position, 7);
+  worker.publishPosition();
+  assert.equal(main.position, 9);
+  assert.throws(() => main.holdPosition(), /keeps its position/, 'not for the main thread’s cursor');
+});
