@@ -21,23 +21,35 @@
  * cost). markUnsynced publishes the position into the cell before any other
  * side may read it; markSynced, called once this thread owns the writer side
  * again, takes it back from the cell.
+ *
+ * A Watcher is its own main-thread cursor (it extends this class, so these
+ * fields are the first of the watcher object: the live path reads the
+ * watcher's state and its position in one object, not through a second one;
+ * issue 13). The five flags share one small-integer word (`#flags`), so the
+ * live path's "unsynced?" and "local position?" tests are one load and a
+ * bit test each, not a boolean's truthiness check per field.
  */
 import { CELL_DRAINED, CELL_POSITION, CELL_SLOTS } from '../protocol/cursor-cell.js';
 
+// The bits of `#flags` (a Smi: one load, a bit test; see the module doc).
+/** keepsPosition and synced: the position is `#position`, not the cell's. */
+const LOCAL = 1;
+const UNSYNCED = 2;
+const NEW_UNSYNCED = 4;
+const JOIN_PENDING = 8;
+/** The main thread's cursor of a watcher (constructor's `keepsPosition`). */
+const KEEPS_POSITION = 16;
+
 export class SyncCursor {
   // Field order is layout: what the live path reads and writes per event comes first.
-  /** keepsPosition and synced: the position is `#position`, not the cell's. */
-  #local = false;
-  /** The position while `#local` (the cell's slot 0 is then stale). */
+  /** LOCAL | UNSYNCED | NEW_UNSYNCED | JOIN_PENDING | KEEPS_POSITION. */
+  #flags = 0;
+  /** The position while LOCAL (the cell's slot 0 is then stale). */
   #position = 0;
-  #unsynced = false;
   /** Slot 0: position; slot 1: drained flag (shared with the sync worker in beta). */
   readonly cell: Float64Array;
-  readonly #keepsPosition: boolean = false;
   #start = 0;
-  #newUnsynced = false;
   #passPushes = 0;
-  #joinPending = false;
 
   /**
    * `keepsPosition`: this is the main thread's cursor of a watcher (see the module doc); every other
@@ -46,25 +58,24 @@ export class SyncCursor {
   constructor(cell: Float64Array = new Float64Array(CELL_SLOTS), keepsPosition = false) {
     if (cell.length < CELL_SLOTS) throw new RangeError(`a cursor cell needs ${CELL_SLOTS} slots, got ${cell.length}`);
     this.cell = cell;
-    this.#keepsPosition = keepsPosition;
-    this.#local = keepsPosition;
+    this.#flags = keepsPosition ? KEEPS_POSITION | LOCAL : 0;
     this.#position = cell[CELL_POSITION]!;
   }
 
   /** Invariant 1: every event it must see with RV <= position is in its channel or initial replay. */
   get position(): number {
-    return this.#local ? this.#position : this.cell[CELL_POSITION]!;
+    return (this.#flags & LOCAL) !== 0 ? this.#position : this.cell[CELL_POSITION]!;
   }
   /** Where it started: live events at or below it are the normal start overlap, not skips. */
   get startPosition(): number {
     return this.#start;
   }
   get unsynced(): boolean {
-    return this.#unsynced;
+    return (this.#flags & UNSYNCED) !== 0;
   }
   /** New to the unsynced set since its last service (candidate order key 2). */
   get newUnsynced(): boolean {
-    return this.#newUnsynced;
+    return (this.#flags & NEW_UNSYNCED) !== 0;
   }
   /** The consumer emptied its channel since the last service (candidate order key 2). */
   get drainedSinceService(): boolean {
@@ -72,7 +83,7 @@ export class SyncCursor {
   }
   /** Unsynced, and not yet a member of its set: beta's chunked stall hand-over (src/beta/stall-hand-over.ts). */
   get joinPending(): boolean {
-    return this.#joinPending;
+    return (this.#flags & JOIN_PENDING) !== 0;
   }
   /** Events pushed by passes since it went unsynced. */
   get passPushes(): number {
@@ -86,7 +97,7 @@ export class SyncCursor {
   }
   /** Invariant 1: an accepted event (or bookmark) at `rv` moves the position to it. */
   accepted(rv: number): void {
-    if (this.#local) this.#position = rv;
+    if ((this.#flags & LOCAL) !== 0) this.#position = rv;
     else this.cell[CELL_POSITION] = rv;
   }
   /** The position reaches at least `rv` (never goes back). */
@@ -99,14 +110,13 @@ export class SyncCursor {
   }
   /** Enter the unsynced set; false when it already was unsynced. */
   markUnsynced(): boolean {
-    if (this.#unsynced) return false;
-    if (this.#local) {
+    const f = this.#flags;
+    if ((f & UNSYNCED) !== 0) return false;
+    if ((f & LOCAL) !== 0) {
       // Invariant 1 (position): published before the writer side (and with it the position) may move on.
       this.cell[CELL_POSITION] = this.#position;
-      this.#local = false;
     }
-    this.#unsynced = true;
-    this.#newUnsynced = true;
+    this.#flags = (f & ~LOCAL) | UNSYNCED | NEW_UNSYNCED;
     this.#passPushes = 0;
     return true;
   }
@@ -118,20 +128,20 @@ export class SyncCursor {
   stalledAt(rv: number): boolean {
     this.missed(rv); // invariant 1 (position): at most X - 1, never lower
     if (!this.markUnsynced()) return false;
-    this.#joinPending = true;
+    this.#flags |= JOIN_PENDING;
     return true;
   }
   /** Set while it waits to join its unsynced set (UnsyncedSet only). */
   setJoinPending(pending: boolean): void {
-    this.#joinPending = pending;
+    this.#flags = pending ? this.#flags | JOIN_PENDING : this.#flags & ~JOIN_PENDING;
   }
   /** Back on the live path. */
   markSynced(): void {
-    this.#unsynced = false;
-    if (this.#keepsPosition && !this.#local) {
+    const f = this.#flags & ~UNSYNCED;
+    if ((f & KEEPS_POSITION) !== 0 && (f & LOCAL) === 0) {
       this.#position = this.cell[CELL_POSITION]!; // this thread owns the writer side again: the last position is the cell's
-      this.#local = true;
-    }
+      this.#flags = f | LOCAL;
+    } else this.#flags = f;
   }
   /** A pass pushed one event. */
   pushedByPass(): void {
@@ -143,7 +153,7 @@ export class SyncCursor {
   }
   /** A pass served it: both "new" and "drained" are spent. */
   served(): void {
-    this.#newUnsynced = false;
+    this.#flags &= ~NEW_UNSYNCED;
     this.cell[CELL_DRAINED] = 0;
   }
   /** The consumer emptied its channel. */
