@@ -25,14 +25,14 @@
  * A Watcher is its own main-thread cursor (it extends this class, so these
  * fields are the first of the watcher object: the live path reads the
  * watcher's state and its position in one object, not through a second one;
- * issue 13). The five flags share one small-integer word (`#flags`), so the
+ * issue 13). The five flags share one small-integer word (`flags`), so the
  * live path's "unsynced?" and "local position?" tests are one load and a
  * bit test each, not a boolean's truthiness check per field.
  */
 import { CELL_DRAINED, CELL_POSITION, CELL_SLOTS } from '../protocol/cursor-cell.js';
 
-// The bits of `#flags` (a Smi: one load, a bit test; see the module doc).
-/** keepsPosition and synced: the position is `#position`, not the cell's. */
+// The bits of `flags` (a Smi: one load, a bit test; see the module doc).
+/** keepsPosition and synced: the position is `pos`, not the cell's. */
 const LOCAL = 1;
 const UNSYNCED = 2;
 const NEW_UNSYNCED = 4;
@@ -43,9 +43,9 @@ const KEEPS_POSITION = 16;
 export class SyncCursor {
   // Field order is layout: what the live path reads and writes per event comes first.
   /** LOCAL | UNSYNCED | NEW_UNSYNCED | JOIN_PENDING | KEEPS_POSITION. */
-  #flags = 0;
+  private flags = 0;
   /** The position while LOCAL (the cell's slot 0 is then stale). */
-  #position = 0;
+  private pos = 0;
   /** Slot 0: position; slot 1: drained flag (shared with the sync worker in beta). */
   readonly cell: Float64Array;
   #start = 0;
@@ -58,24 +58,26 @@ export class SyncCursor {
   constructor(cell: Float64Array = new Float64Array(CELL_SLOTS), keepsPosition = false) {
     if (cell.length < CELL_SLOTS) throw new RangeError(`a cursor cell needs ${CELL_SLOTS} slots, got ${cell.length}`);
     this.cell = cell;
-    this.#flags = keepsPosition ? KEEPS_POSITION | LOCAL : 0;
-    this.#position = cell[CELL_POSITION]!;
+    this.flags = keepsPosition ? KEEPS_POSITION | LOCAL : 0;
+    this.pos = cell[CELL_POSITION]!;
   }
 
   /** Invariant 1: every event it must see with RV <= position is in its channel or initial replay. */
   get position(): number {
-    return (this.#flags & LOCAL) !== 0 ? this.#position : this.cell[CELL_POSITION]!;
+    // Small enough for V8 to inline wherever it is read (the live path reads it for every watcher and event):
+    // a truthiness test of the bit and slot 0 (CELL_POSITION) as a literal, not a module binding's load.
+    return this.flags & LOCAL ? this.pos : this.cell[0]!;
   }
   /** Where it started: live events at or below it are the normal start overlap, not skips. */
   get startPosition(): number {
     return this.#start;
   }
   get unsynced(): boolean {
-    return (this.#flags & UNSYNCED) !== 0;
+    return (this.flags & UNSYNCED) !== 0;
   }
   /** New to the unsynced set since its last service (candidate order key 2). */
   get newUnsynced(): boolean {
-    return (this.#flags & NEW_UNSYNCED) !== 0;
+    return (this.flags & NEW_UNSYNCED) !== 0;
   }
   /** The consumer emptied its channel since the last service (candidate order key 2). */
   get drainedSinceService(): boolean {
@@ -83,7 +85,7 @@ export class SyncCursor {
   }
   /** Unsynced, and not yet a member of its set: beta's chunked stall hand-over (src/beta/stall-hand-over.ts). */
   get joinPending(): boolean {
-    return (this.#flags & JOIN_PENDING) !== 0;
+    return (this.flags & JOIN_PENDING) !== 0;
   }
   /** Events pushed by passes since it went unsynced. */
   get passPushes(): number {
@@ -97,7 +99,7 @@ export class SyncCursor {
   }
   /** Invariant 1: an accepted event (or bookmark) at `rv` moves the position to it. */
   accepted(rv: number): void {
-    if ((this.#flags & LOCAL) !== 0) this.#position = rv;
+    if ((this.flags & LOCAL) !== 0) this.pos = rv;
     else this.cell[CELL_POSITION] = rv;
   }
   /** The position reaches at least `rv` (never goes back). */
@@ -110,13 +112,13 @@ export class SyncCursor {
   }
   /** Enter the unsynced set; false when it already was unsynced. */
   markUnsynced(): boolean {
-    const f = this.#flags;
+    const f = this.flags;
     if ((f & UNSYNCED) !== 0) return false;
     if ((f & LOCAL) !== 0) {
       // Invariant 1 (position): published before the writer side (and with it the position) may move on.
-      this.cell[CELL_POSITION] = this.#position;
+      this.cell[CELL_POSITION] = this.pos;
     }
-    this.#flags = (f & ~LOCAL) | UNSYNCED | NEW_UNSYNCED;
+    this.flags = (f & ~LOCAL) | UNSYNCED | NEW_UNSYNCED;
     this.#passPushes = 0;
     return true;
   }
@@ -128,20 +130,20 @@ export class SyncCursor {
   stalledAt(rv: number): boolean {
     this.missed(rv); // invariant 1 (position): at most X - 1, never lower
     if (!this.markUnsynced()) return false;
-    this.#flags |= JOIN_PENDING;
+    this.flags |= JOIN_PENDING;
     return true;
   }
   /** Set while it waits to join its unsynced set (UnsyncedSet only). */
   setJoinPending(pending: boolean): void {
-    this.#flags = pending ? this.#flags | JOIN_PENDING : this.#flags & ~JOIN_PENDING;
+    this.flags = pending ? this.flags | JOIN_PENDING : this.flags & ~JOIN_PENDING;
   }
   /** Back on the live path. */
   markSynced(): void {
-    const f = this.#flags & ~UNSYNCED;
+    const f = this.flags & ~UNSYNCED;
     if ((f & KEEPS_POSITION) !== 0 && (f & LOCAL) === 0) {
-      this.#position = this.cell[CELL_POSITION]!; // this thread owns the writer side again: the last position is the cell's
-      this.#flags = f | LOCAL;
-    } else this.#flags = f;
+      this.pos = this.cell[CELL_POSITION]!; // this thread owns the writer side again: the last position is the cell's
+      this.flags = f | LOCAL;
+    } else this.flags = f;
   }
   /** A pass pushed one event. */
   pushedByPass(): void {
@@ -153,7 +155,7 @@ export class SyncCursor {
   }
   /** A pass served it: both "new" and "drained" are spent. */
   served(): void {
-    this.#flags &= ~NEW_UNSYNCED;
+    this.flags &= ~NEW_UNSYNCED;
     this.cell[CELL_DRAINED] = 0;
   }
   /** The consumer emptied its channel. */
