@@ -22,6 +22,13 @@ import type { FullChannelPolicy } from './full-channel-policy.js';
 import type { WatcherIndex } from './watcher-index.js';
 import { Offer, offer } from '../watch/offer.js';
 
+/**
+ * offer(), as a module-private const: V8 folds a module's own initialized const into the dispatch loop,
+ * while an imported function is loaded from its binding and checked (the hole, then its identity) at
+ * every offer (as shared-watcher-channel.ts's variantOfDelivery). The same function, not a second one.
+ */
+const offerOne = offer;
+
 export class Dispatcher {
   /** The last RV the live path processed (events and store progress). */
   lastDispatchedRV = 0;
@@ -98,7 +105,7 @@ export class Dispatcher {
     // Unsynced watchers are served by passes only; the live path offers them nothing.
     if (w.unsynced || !w.accepting) return;
     const event = this.current!;
-    const r = offer(w, event);
+    const r = offerOne(w, event);
     // A full channel is recorded with operations every offer runs (the store, the add) and a choice between
     // two values, not a branch of its own: TurboFan compiles a branch that never ran (no type feedback) as
     // a deoptimization, so the first mass stall used to throw this whole loop back to the interpreter for

@@ -28,23 +28,35 @@
  * outlives the worker, must not run ahead of what the channel published.
  * The worker writes the cell once per publication (publishPosition), after
  * it, not once per push.
+ *
+ * A Watcher is its own main-thread cursor (it extends this class, so these
+ * fields are the first of the watcher object: the live path reads the
+ * watcher's state and its position in one object, not through a second one;
+ * issue 13). The five flags share one small-integer word (`flags`), so the
+ * live path's "unsynced?" and "local position?" tests are one load and a
+ * bit test each, not a boolean's truthiness check per field.
  */
 import { CELL_DRAINED, CELL_POSITION, CELL_SLOTS } from '../protocol/cursor-cell.js';
 
+// The bits of `flags` (a Smi: one load, a bit test; see the module doc).
+/** keepsPosition and synced, or held (holdPosition): the position is `pos`, not the cell's. */
+const LOCAL = 1;
+const UNSYNCED = 2;
+const NEW_UNSYNCED = 4;
+const JOIN_PENDING = 8;
+/** The main thread's cursor of a watcher (constructor's `keepsPosition`). */
+const KEEPS_POSITION = 16;
+
 export class SyncCursor {
   // Field order is layout: what the live path reads and writes per event comes first.
-  /** keepsPosition and synced: the position is `#position`, not the cell's. */
-  #local = false;
-  /** The position while `#local` (the cell's slot 0 is then stale). */
-  #position = 0;
-  #unsynced = false;
+  /** LOCAL | UNSYNCED | NEW_UNSYNCED | JOIN_PENDING | KEEPS_POSITION. */
+  private flags = 0;
+  /** The position while LOCAL (the cell's slot 0 is then stale). */
+  private pos = 0;
   /** Slot 0: position; slot 1: drained flag (shared with the sync worker in beta). */
   readonly cell: Float64Array;
-  readonly #keepsPosition: boolean = false;
   #start = 0;
-  #newUnsynced = false;
   #passPushes = 0;
-  #joinPending = false;
 
   /**
    * `keepsPosition`: this is the main thread's cursor of a watcher (see the module doc); every other
@@ -53,25 +65,26 @@ export class SyncCursor {
   constructor(cell: Float64Array = new Float64Array(CELL_SLOTS), keepsPosition = false) {
     if (cell.length < CELL_SLOTS) throw new RangeError(`a cursor cell needs ${CELL_SLOTS} slots, got ${cell.length}`);
     this.cell = cell;
-    this.#keepsPosition = keepsPosition;
-    this.#local = keepsPosition;
-    this.#position = cell[CELL_POSITION]!;
+    this.flags = keepsPosition ? KEEPS_POSITION | LOCAL : 0;
+    this.pos = cell[CELL_POSITION]!;
   }
 
   /** Invariant 1: every event it must see with RV <= position is in its channel or initial replay. */
   get position(): number {
-    return this.#local ? this.#position : this.cell[CELL_POSITION]!;
+    // Small enough for V8 to inline wherever it is read (the live path reads it for every watcher and event):
+    // a truthiness test of the bit and slot 0 (CELL_POSITION) as a literal, not a module binding's load.
+    return this.flags & LOCAL ? this.pos : this.cell[0]!;
   }
   /** Where it started: live events at or below it are the normal start overlap, not skips. */
   get startPosition(): number {
     return this.#start;
   }
   get unsynced(): boolean {
-    return this.#unsynced;
+    return (this.flags & UNSYNCED) !== 0;
   }
   /** New to the unsynced set since its last service (candidate order key 2). */
   get newUnsynced(): boolean {
-    return this.#newUnsynced;
+    return (this.flags & NEW_UNSYNCED) !== 0;
   }
   /** The consumer emptied its channel since the last service (candidate order key 2). */
   get drainedSinceService(): boolean {
@@ -79,7 +92,7 @@ export class SyncCursor {
   }
   /** Unsynced, and not yet a member of its set: beta's chunked stall hand-over (src/beta/stall-hand-over.ts). */
   get joinPending(): boolean {
-    return this.#joinPending;
+    return (this.flags & JOIN_PENDING) !== 0;
   }
   /** Events pushed by passes since it went unsynced. */
   get passPushes(): number {
@@ -93,7 +106,7 @@ export class SyncCursor {
   }
   /** Invariant 1: an accepted event (or bookmark) at `rv` moves the position to it. */
   accepted(rv: number): void {
-    if (this.#local) this.#position = rv;
+    if ((this.flags & LOCAL) !== 0) this.pos = rv;
     else this.cell[CELL_POSITION] = rv;
   }
   /** The position reaches at least `rv` (never goes back). */
@@ -106,14 +119,13 @@ export class SyncCursor {
   }
   /** Enter the unsynced set; false when it already was unsynced. */
   markUnsynced(): boolean {
-    if (this.#unsynced) return false;
-    if (this.#local) {
+    const f = this.flags;
+    if ((f & UNSYNCED) !== 0) return false;
+    if ((f & LOCAL) !== 0) {
       // Invariant 1 (position): published before the writer side (and with it the position) may move on.
-      this.cell[CELL_POSITION] = this.#position;
-      this.#local = false;
+      this.cell[CELL_POSITION] = this.pos;
     }
-    this.#unsynced = true;
-    this.#newUnsynced = true;
+    this.flags = (f & ~LOCAL) | UNSYNCED | NEW_UNSYNCED;
     this.#passPushes = 0;
     return true;
   }
@@ -125,20 +137,20 @@ export class SyncCursor {
   stalledAt(rv: number): boolean {
     this.missed(rv); // invariant 1 (position): at most X - 1, never lower
     if (!this.markUnsynced()) return false;
-    this.#joinPending = true;
+    this.flags |= JOIN_PENDING;
     return true;
   }
   /** Set while it waits to join its unsynced set (UnsyncedSet only). */
   setJoinPending(pending: boolean): void {
-    this.#joinPending = pending;
+    this.flags = pending ? this.flags | JOIN_PENDING : this.flags & ~JOIN_PENDING;
   }
   /** Back on the live path. */
   markSynced(): void {
-    this.#unsynced = false;
-    if (this.#keepsPosition && !this.#local) {
-      this.#position = this.cell[CELL_POSITION]!; // this thread owns the writer side again: the last position is the cell's
-      this.#local = true;
-    }
+    const f = this.flags & ~UNSYNCED;
+    if ((f & KEEPS_POSITION) !== 0 && (f & LOCAL) === 0) {
+      this.pos = this.cell[CELL_POSITION]!; // this thread owns the writer side again: the last position is the cell's
+      this.flags = f | LOCAL;
+    } else this.flags = f;
   }
   /**
    * Keep the position in this object from now on; the cell keeps the last
@@ -146,10 +158,11 @@ export class SyncCursor {
    * the main thread's cursor (`keepsPosition`), which holds it while synced.
    */
   holdPosition(): void {
-    if (this.#keepsPosition) throw new Error('sync cursor: the main thread keeps its position while synced');
-    if (this.#local) return;
-    this.#position = this.cell[CELL_POSITION]!;
-    this.#local = true;
+    const f = this.flags;
+    if ((f & KEEPS_POSITION) !== 0) throw new Error('sync cursor: the main thread keeps its position while synced');
+    if ((f & LOCAL) !== 0) return;
+    this.pos = this.cell[CELL_POSITION]!;
+    this.flags = f | LOCAL;
   }
   /**
    * Invariant 1 (position) across threads: write the held position to the
@@ -158,7 +171,7 @@ export class SyncCursor {
    * would be a gap after a restart).
    */
   publishPosition(): void {
-    if (this.#local && !this.#keepsPosition) this.cell[CELL_POSITION] = this.#position;
+    if ((this.flags & (LOCAL | KEEPS_POSITION)) === LOCAL) this.cell[CELL_POSITION] = this.pos;
   }
   /** A pass pushed one event. */
   pushedByPass(): void {
@@ -170,7 +183,7 @@ export class SyncCursor {
   }
   /** A pass served it: both "new" and "drained" are spent. */
   served(): void {
-    this.#newUnsynced = false;
+    this.flags &= ~NEW_UNSYNCED;
     this.cell[CELL_DRAINED] = 0;
   }
   /** The consumer emptied its channel. */

@@ -5,7 +5,9 @@
  * The KEP "Per-watcher state" is its `cursor` (src/sync/sync-cursor.ts),
  * moved by the dispatcher side through the cursor's methods; the consumer
  * side writes `reachedLive` (first receive from the channel), `receivedRV`
- * and the cursor's drained flag (channel emptied).
+ * and the cursor's drained flag (channel emptied). The cursor is the watcher
+ * itself (it extends SyncCursor): the live path reads one object per
+ * watcher, the cursor's fields first (issue 13).
  *
  * Lifecycle: pending (waiting for a consistent start) -> active ->
  * draining (graceful: backlog, then at most one terminal event) -> stopped.
@@ -32,6 +34,18 @@ export type EndReason =
   | 'error'; // a start that failed (410 / 504 ERROR event)
 
 export type WatcherPhase = 'pending' | 'active' | 'draining' | 'stopped';
+
+/**
+ * The phase as a small integer: the live path tests "active" for every watcher and event, and a Smi
+ * compare is one instruction where a string compare first checks that the field holds an internalized string.
+ */
+const enum Phase {
+  Pending = 0,
+  Active = 1,
+  Draining = 2,
+  Stopped = 3,
+}
+const PHASE_NAMES: readonly WatcherPhase[] = ['pending', 'active', 'draining', 'stopped'];
 
 /** What the owner (the cache) is told about a watcher. */
 export interface WatcherOwner {
@@ -66,12 +80,10 @@ export interface WatcherInit {
   faults?: FaultPoints;
 }
 
-export class Watcher implements AsyncIterableIterator<WatchEvent> {
-  // Field order is layout: what the live path reads of every watcher for every event (Dispatcher.offer,
-  // offer(), push) comes first, so that it reads the object's first cache line only (issue 13).
-  /** KEP per-watcher state (position, start position, unsynced flags), moved only through its methods. */
-  readonly cursor: SyncCursor;
-  private phase: WatcherPhase = 'pending';
+export class Watcher extends SyncCursor implements AsyncIterableIterator<WatchEvent> {
+  // Field order is layout: after the cursor's own fields (the base class's: flags and position), what the
+  // live path reads of every watcher for every event (Dispatcher.offer, offer(), push) comes first (issue 13).
+  private phase: Phase = Phase.Pending;
   readonly selection: Selection;
   readonly queue: WatcherChannel;
   /** Test-only fault points (src/watch/fault-points.ts) offer() and bookmarks apply; undefined outside the harness. */
@@ -104,39 +116,33 @@ export class Watcher implements AsyncIterableIterator<WatchEvent> {
   private endReason: EndReason | undefined;
 
   constructor(init: WatcherInit) {
+    super(init.cell, true); // the main thread's cursor: it keeps the position while synced
     this.id = init.id;
     this.selection = init.selection;
     this.queue = init.channel ?? new EventQueue(init.capacity);
     this.allowBookmarks = init.allowBookmarks;
     this.owner = init.owner;
-    this.cursor = new SyncCursor(init.cell, true); // the main thread's cursor: it keeps the position while synced
     this.faults = init.faults;
   }
 
-  /** Invariant 1 (read-only view of the cursor). */
-  get position(): number {
-    return this.cursor.position;
-  }
-  get startPosition(): number {
-    return this.cursor.startPosition;
-  }
-  get unsynced(): boolean {
-    return this.cursor.unsynced;
+  /** KEP per-watcher state (position, start position, unsynced flags), moved only through its methods: itself. */
+  get cursor(): SyncCursor {
+    return this;
   }
 
   get state(): WatcherPhase {
-    return this.phase;
+    return PHASE_NAMES[this.phase]!;
   }
   /** Why it ended (undefined while running). */
   get reason(): EndReason | undefined {
     return this.endReason;
   }
   get stopped(): boolean {
-    return this.phase === 'stopped';
+    return this.phase === Phase.Stopped;
   }
   /** Accepting live or pass events (active, not draining or stopped). */
   get accepting(): boolean {
-    return this.phase === 'active';
+    return this.phase === Phase.Active;
   }
   get capacity(): number {
     return this.queue.capacity;
@@ -156,10 +162,10 @@ export class Watcher implements AsyncIterableIterator<WatchEvent> {
 
   /** Become active: optional initial events first, then the channel. */
   activate(position: number, initial: InitialSource | undefined): void {
-    if (this.phase !== 'pending') return;
+    if (this.phase !== Phase.Pending) return;
     this.cursor.startAt(position);
     this.initial = initial;
-    this.phase = 'active';
+    this.phase = Phase.Active;
     this.wake();
   }
 
@@ -176,8 +182,8 @@ export class Watcher implements AsyncIterableIterator<WatchEvent> {
    * reopened into drain mode by a later graceful stop (KEP hard-stop fix).
    */
   drain(reason: EndReason, terminal?: WatchEvent | ((receivedRV: number) => WatchEvent)): void {
-    if (this.phase !== 'active' && this.phase !== 'pending') return;
-    this.phase = 'draining';
+    if (this.phase !== Phase.Active && this.phase !== Phase.Pending) return;
+    this.phase = Phase.Draining;
     this.endReason = reason;
     this.terminal = terminal;
     this.wake();
@@ -189,12 +195,12 @@ export class Watcher implements AsyncIterableIterator<WatchEvent> {
    * overtaken by the history). Ignored once stopped.
    */
   abort(reason: EndReason, terminal: WatchEvent): void {
-    if (this.phase === 'stopped') return;
+    if (this.phase === Phase.Stopped) return;
     this.queue.clear();
     this.queue.cancel?.(); // another writer thread stops feeding it
     this.discardChannel = true; // nothing pushed after this point is delivered
     this.initial = undefined;
-    this.phase = 'draining';
+    this.phase = Phase.Draining;
     this.endReason = reason;
     this.terminal = terminal;
     this.wake();
@@ -202,9 +208,9 @@ export class Watcher implements AsyncIterableIterator<WatchEvent> {
 
   /** Hard stop: the backlog is dropped and the iterator ends now. Idempotent. */
   stop(reason: EndReason = 'client'): void {
-    if (this.phase === 'stopped') return;
-    const wasDraining = this.phase === 'draining';
-    this.phase = 'stopped';
+    if (this.phase === Phase.Stopped) return;
+    const wasDraining = this.phase === Phase.Draining;
+    this.phase = Phase.Stopped;
     if (!wasDraining || this.endReason === undefined) this.endReason = reason;
     this.queue.clear();
     this.queue.cancel?.();
@@ -241,7 +247,8 @@ export class Watcher implements AsyncIterableIterator<WatchEvent> {
 
   /** Take the next event without waiting; undefined when nothing is ready yet. */
   private poll(): IteratorResult<WatchEvent> | undefined {
-    if (this.phase === 'stopped' || this.phase === 'pending') return this.phase === 'stopped' ? DONE : undefined;
+    if (this.phase === Phase.Stopped || this.phase === Phase.Pending)
+      return this.phase === Phase.Stopped ? DONE : undefined;
     if (this.initial !== undefined) {
       let ev: WatchEvent | undefined;
       try {
@@ -269,10 +276,11 @@ export class Watcher implements AsyncIterableIterator<WatchEvent> {
       this.receivedRV = ev.rv;
       // What the shift saw (no size reads of its own: a shared channel would pay Atomics for each).
       if (this.queue.leftAfterShift === 0) this.cursor.drained(); // candidate order key 2 (also seen by beta's worker)
-      if (this.queue.shiftedFromFull) queueMicrotask(() => this.phase === 'active' && this.owner.watcherHasRoom(this));
+      if (this.queue.shiftedFromFull)
+        queueMicrotask(() => this.phase === Phase.Active && this.owner.watcherHasRoom(this));
       return { done: false, value: ev };
     }
-    if (this.phase === 'draining') {
+    if (this.phase === Phase.Draining) {
       const t = this.terminal;
       this.terminal = undefined;
       if (t !== undefined) return { done: false, value: typeof t === 'function' ? t(this.receivedRV) : t };

@@ -7,6 +7,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CELL_SLOTS } from '../../src/protocol/cursor-cell.js';
 import { SyncCursor } from '../../src/sync/sync-cursor.js';
+import { Selection } from '../../src/selection/selection.js';
+import { Watcher } from '../../src/watch/watcher.js';
+import { FakeOwner } from './support/harness.js';
 
 test('position: accepted sets, raiseTo and missed never go back', () => {
   const c = new SyncCursor();
@@ -97,4 +100,47 @@ test('the sync worker holds the position: the shared cell moves only at publishP
   worker.publishPosition();
   assert.equal(main.position, 9);
   assert.throws(() => main.holdPosition(), /keeps its position/, 'not for the main thread’s cursor');
+});
+
+test('a watcher is its own cursor: the live path reads one object per watcher (issue 13)', () => {
+  const w = new Watcher({
+    id: 1,
+    selection: new Selection({}, {}, undefined),
+    capacity: 2,
+    allowBookmarks: false,
+    owner: new FakeOwner(),
+  });
+  assert.equal(w.cursor, w, 'no second object between the watcher and its position');
+  assert.ok(w instanceof SyncCursor);
+  assert.equal(w.state, 'pending');
+  w.activate(5, undefined);
+  assert.equal(w.state, 'active');
+  assert.equal(w.accepting, true);
+  assert.equal(w.position, 5);
+  assert.equal(w.startPosition, 5);
+  w.stop('client');
+  assert.equal(w.state, 'stopped');
+  assert.equal(w.accepting, false);
+});
+
+test('the flags are independent: stalled, joining, new and the kept position move apart', () => {
+  const cell = new Float64Array(new SharedArrayBuffer(8 * CELL_SLOTS));
+  const c = new SyncCursor(cell, true);
+  c.startAt(3);
+  assert.equal(c.stalledAt(7), true);
+  assert.deepEqual([c.unsynced, c.joinPending, c.newUnsynced, cell[0]], [true, true, true, 6]);
+  c.setJoinPending(false);
+  assert.deepEqual([c.unsynced, c.joinPending, c.newUnsynced], [true, false, true]);
+  c.served();
+  assert.deepEqual([c.unsynced, c.joinPending, c.newUnsynced], [true, false, false]);
+  cell[0] = 11; // the worker's pass
+  c.setJoinPending(true);
+  c.markSynced();
+  assert.deepEqual([c.unsynced, c.joinPending, c.position], [false, true, 11], 'markSynced leaves joinPending alone');
+  cell[0] = 50; // after the hand-back the cell is not the position any more
+  c.accepted(12);
+  assert.equal(c.position, 12);
+  assert.equal(cell[0], 50);
+  assert.equal(c.stalledAt(20), true, 'a new episode');
+  assert.deepEqual([c.position, c.newUnsynced, c.passPushes], [19, true, 0]);
 });
