@@ -56,9 +56,12 @@ export class RingMirror implements FrameStore {
     prevTriggerHash: 0,
     hasPrev: false,
     prevLength: 0,
-    prevStart: 0,
+    prevStart: RING_FRAME_START,
     prevAbs: undefined,
+    prevBytes: undefined,
   };
+  /** The last frame's length: the room to reserve for a frame with no previous one to go by. */
+  private lastFrameLength = 0;
   private readonly lowerBound: number;
   private readonly onDesync: RingMirrorInit['onDesync'];
   private readonly onPublished: (() => void) | undefined;
@@ -141,15 +144,15 @@ export class RingMirror implements FrameStore {
   /**
    * Mirror an appended history event into the ring, then publish. Payload
    * (src/protocol/ring-payload.ts): the event's wire frame `{type, object}`
-   * (its one msgpack encoding, packed into msgpackr's reused buffer and
-   * copied once, straight into the arena; msgpack streams get it from there)
-   * and the selection section (binary, no second msgpack). The previous
-   * object is the frame that carried it (`prev`): referenced in the ring slot
-   * that carries it when that event is still in the ring and nobody
-   * references it yet, else copied into the payload (reused bytes, never
-   * re-encoded). `out` becomes the event's frame (its carrier: this event's
-   * ring index) for the object state to keep; returned, undefined once
-   * desynced.
+   * (its one msgpack encoding, packed straight into the arena, in a room
+   * reserved from the previous frame's length; msgpack streams get it from
+   * there) and the selection section (binary, no second msgpack). The
+   * previous object is the frame that carried it (`prev`): referenced in the
+   * ring slot that carries it when that event is still in the ring and
+   * nobody references it yet, else copied into the payload by the ring
+   * (reused bytes, never re-encoded). `out` becomes the event's frame (its
+   * carrier: this event's ring index) for the object state to keep;
+   * returned, undefined once desynced.
    */
   appended(event: WatchCacheEvent, prev: FrameSource | undefined, out = new PendingFrame()): PendingFrame | undefined {
     if (this.failed) return undefined;
@@ -172,9 +175,15 @@ export class RingMirror implements FrameStore {
       if (copied !== undefined) prevLength = copied.length;
     }
     try {
-      // Packed last: nothing may pack between this and the copy into the arena (the bytes are transient).
-      const frame = event.deliver(Delivery.AsIs).packTransient(this.metrics, out);
-      this.payload.set(frame, event.object, prevObject, copied);
+      const wire = event.deliver(Delivery.AsIs);
+      const made = wire.ringFrame(out);
+      if (made !== undefined) this.payload.set(made, event.object, prevObject);
+      else {
+        // The event's one msgpack encoding, straight into the arena (room: ~1.5 × the previous frame).
+        this.metrics.encoded('msgpack');
+        const hint = prevLength > 0 ? prevLength : this.lastFrameLength;
+        this.payload.pack(event.type, event.object, prevObject, hint, this.ring.arenaBytes >> 3);
+      }
       meta.rv = event.rv;
       meta.type = eventTypeCode(event.type);
       meta.nsHash = hash32(event.namespace);
@@ -182,14 +191,15 @@ export class RingMirror implements FrameStore {
       meta.triggerHash = hashOptional(event.triggerValue === '' ? undefined : event.triggerValue);
       meta.prevTriggerHash = hashOptional(event.prevTriggerValue === '' ? undefined : event.prevTriggerValue);
       meta.hasPrev = prevObject !== undefined;
-      // The previous object's bytes: the FRAME of the payload that carried it, or the copy in this one.
+      // The previous object's bytes: the FRAME of the payload that carried it, or a copy in this one.
       meta.prevLength = prevLength;
-      meta.prevStart = carrier >= 0 ? RING_FRAME_START : this.payload.prevFrameStart;
       meta.prevAbs = carrier >= 0 ? carrier : undefined;
+      meta.prevBytes = copied;
       const abs = this.ring.appendPayload(meta, this.payload);
+      meta.prevBytes = undefined; // keep no reference to the bytes
       if (abs !== event.index) throw new Error(`ring index ${abs} != history index ${event.index}`);
       out.carrier = abs;
-      out.length = this.payload.frameLength;
+      out.length = this.lastFrameLength = this.payload.frameLength;
       out.store = this;
       // A DELETED object has no next event on it: nobody takes its frame (a stream still may, while held).
       out.taken = event.type === 'DELETED';

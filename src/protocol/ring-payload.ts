@@ -15,16 +15,23 @@
  *   8             F      FRAME        the event's wire frame {type, object}: its one msgpack encoding,
  *                                     the same bytes msgpack streams send
  *   8+F           S      SELECTION    binary, no msgpack (below)
- *   8+F+S         rest   PREV_FRAME   optional: the frame that carried the previous object (its bytes
+ *   align4(8+F+S) rest   PREV_FRAME   optional: the frame that carried the previous object (its bytes
  *                                     reused, never re-encoded), when no held slot carries it
+ *
+ * FRAME is packed straight into the arena (src/wire/in-place-pack.ts) when no
+ * stream made it already: the writer reserves room for it first (a guess from
+ * the previous frame of the same object, at least 2 KiB), and a frame that
+ * does not fit is placed again at its exact length and copied. So F is known
+ * only once packed, and the ring writer, not this module, puts PREV_FRAME
+ * after the payload (AppendMeta.prevBytes).
  *
  * Where the previous object's frame is comes from the slot's PREV words, not
  * from this table (src/ring/ring-layout.ts, order rule 5): when the event that
  * carried it is still in the ring, the slot references that event's FRAME
  * (bytes [8, 8+F) of its payload) instead of copying it here; otherwise (an
  * object from the initial list, or one whose last event left the ring) the
- * mirror writes PREV_FRAME here and the PREV words point at it. A reader gets
- * the bytes as RingRecord.prevStart/prevLength.
+ * ring writer copies PREV_FRAME here and the PREV words point at it. A reader
+ * gets the bytes as RingRecord.prevStart/prevLength.
  *
  * SELECTION: FLAGS (u32; bit 0 SKELETON_EXACT: namespace and name are strings
  * or absent, equal in the object and the previous object, so a selection
@@ -40,6 +47,7 @@
 import type { Unpackr } from 'msgpackr';
 import type { ChangeType, IndexerFunc, KubeObject } from '../core/types.js';
 import type { FrameBytes } from '../wire/frame-source.js';
+import { inPlaceRoom, MIN_IN_PLACE_ROOM, packInPlace } from '../wire/in-place-pack.js';
 
 export interface RingFrame {
   type: ChangeType;
@@ -67,11 +75,12 @@ const FLAG_SKELETON_EXACT = 1;
 const utf8d = new TextDecoder();
 
 /**
- * Builds one payload at a time (reused across events: no allocation per
- * event beyond a larger scratch when a selection section outgrows it, and
- * the one view of the frame's bytes that writeTo copies from). The frames are
- * copied once, by writeTo, into the ring's arena (it is a ring-writer.ts
- * PayloadSource).
+ * Builds one payload at a time, as a ring-writer.ts PayloadSource (reused
+ * across events: no allocation per event beyond the region view the
+ * in-place pack takes, and a larger scratch when a selection section
+ * outgrows it). The frame is written once, by writeTo, into the ring's
+ * arena: packed there (pack), or copied there when a stream made it already
+ * (set).
  */
 export class RingPayloadWriter {
   private readonly fns: IndexerFunc[];
@@ -80,24 +89,18 @@ export class RingPayloadWriter {
   private frameBytes: Uint8Array = new Uint8Array(0);
   private frameStart = 0;
   private frameLen = 0;
-  private prevFrame: Uint8Array | undefined;
+  /** The frame to pack in place (undefined: copy frameBytes), in at most frameRoom bytes. */
+  private packing: RingFrame | undefined = undefined;
+  private frameRoom = 0;
+  /** A frame that did not fit its room: msgpackr's own bytes, copied by the second writeTo. */
+  private readonly spill: FrameBytes = { bytes: new Uint8Array(0), start: 0, end: 0 };
 
   constructor(indexers: Record<string, IndexerFunc>) {
     this.fns = Object.values(indexers);
   }
 
-  /**
-   * Prepare the payload of one event: its frame (bytes[start, end), read
-   * again by writeTo), both objects (for the selection section) and the
-   * previous object's frame when it is to be copied here (undefined when the
-   * slot references it, or there is none).
-   */
-  set(
-    frame: Uint8Array | FrameBytes,
-    object: KubeObject,
-    prevObject: KubeObject | undefined,
-    prevFrame: Uint8Array | undefined,
-  ): this {
+  /** The payload of an event whose frame is made already: bytes (or bytes[start, end)), copied by writeTo. */
+  set(frame: Uint8Array | FrameBytes, object: KubeObject, prevObject: KubeObject | undefined): this {
     if (frame instanceof Uint8Array) {
       this.frameBytes = frame;
       this.frameStart = 0;
@@ -107,7 +110,73 @@ export class RingPayloadWriter {
       this.frameStart = frame.start;
       this.frameLen = frame.end - frame.start;
     }
-    this.prevFrame = prevFrame;
+    this.packing = undefined;
+    this.select(object, prevObject);
+    return this;
+  }
+
+  /**
+   * The payload of an event whose frame `{type, object}` writeTo packs in
+   * place: in a reserved room that fits a frame of `hint` bytes (the previous
+   * frame of the same object, or a recent one) again, at most `maxRoom` (0:
+   * whatever the hint asks; a frame that does not fit is copied).
+   */
+  pack(type: ChangeType, object: KubeObject, prevObject: KubeObject | undefined, hint: number, maxRoom = 0): this {
+    this.packing = { type, object };
+    const room = inPlaceRoom(hint);
+    this.frameRoom = maxRoom > 0 && room > maxRoom ? Math.max(maxRoom & ~3, MIN_IN_PLACE_ROOM) : room;
+    this.select(object, prevObject);
+    return this;
+  }
+
+  /** Bytes of the payload; while a frame is still to be packed, its reservation. */
+  get byteLength(): number {
+    return HEADER + (this.packing !== undefined ? this.frameRoom : this.frameLen) + this.selLen;
+  }
+
+  /** Bytes of the event's frame (once written). */
+  get frameLength(): number {
+    return this.frameLen;
+  }
+
+  writeTo(target: Uint8Array, offset: number): number {
+    const value = this.packing;
+    if (value !== undefined) {
+      this.packing = undefined; // packed once: a frame that does not fit is copied from the spill next
+      const start = offset + HEADER;
+      const f = packInPlace(value, target, start, start + this.frameRoom, this.spill);
+      if (f < 0) {
+        this.frameBytes = this.spill.bytes;
+        this.frameStart = this.spill.start;
+        this.frameLen = this.spill.end - this.spill.start;
+        return -1;
+      }
+      this.frameLen = f;
+    } else {
+      const s = this.frameStart;
+      const bytes = this.frameBytes;
+      const n = this.frameLen;
+      target.set(s === 0 && n === bytes.length ? bytes : bytes.subarray(s, s + n), offset + HEADER);
+    }
+    const f = this.frameLen;
+    writeU32(target, offset, f);
+    writeU32(target, offset + 4, this.selLen);
+    // The selection section is a few dozen bytes: a loop, not a view to copy from.
+    const sel = this.scratch;
+    const at = offset + HEADER + f;
+    for (let i = 0, n = this.selLen; i < n; i++) target[at + i] = sel[i]!;
+    return HEADER + f + this.selLen;
+  }
+
+  /** The payload as its own bytes (tests; a frame made already). */
+  toBytes(): Uint8Array {
+    const out = new Uint8Array(this.byteLength);
+    this.writeTo(out, 0);
+    return out;
+  }
+
+  /** The SELECTION section of `object` (and `prevObject`) into the scratch. */
+  private select(object: KubeObject, prevObject: KubeObject | undefined): void {
     const md = object.metadata;
     const ns = md?.namespace;
     const name = md?.name;
@@ -125,42 +194,6 @@ export class RingPayloadWriter {
       at = this.str(at, prevObject === undefined ? undefined : stringOrUndefined(fn(prevObject)));
     }
     this.selLen = at;
-    return this;
-  }
-
-  get byteLength(): number {
-    return HEADER + this.frameLen + this.selLen + (this.prevFrame?.length ?? 0);
-  }
-
-  /** Bytes of the event's frame. */
-  get frameLength(): number {
-    return this.frameLen;
-  }
-
-  /** Where PREV_FRAME starts in this payload (its bytes: the prevFrame given to set, if any). */
-  get prevFrameStart(): number {
-    return HEADER + this.frameLen + this.selLen;
-  }
-
-  writeTo(target: Uint8Array, offset: number): void {
-    const f = this.frameLen;
-    const bytes = this.frameBytes;
-    writeU32(target, offset, f);
-    writeU32(target, offset + 4, this.selLen);
-    const s = this.frameStart;
-    target.set(s === 0 && f === bytes.length ? bytes : bytes.subarray(s, s + f), offset + HEADER);
-    // The selection section is a few dozen bytes: a loop, not a view to copy from.
-    const sel = this.scratch;
-    const at = offset + HEADER + f;
-    for (let i = 0, n = this.selLen; i < n; i++) target[at + i] = sel[i]!;
-    if (this.prevFrame !== undefined) target.set(this.prevFrame, offset + HEADER + f + this.selLen);
-  }
-
-  /** The payload as its own bytes (tests, and appends that take bytes). */
-  toBytes(): Uint8Array {
-    const out = new Uint8Array(this.byteLength);
-    this.writeTo(out, 0);
-    return out;
   }
 
   private u32(at: number, v: number): void {

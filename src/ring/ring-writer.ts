@@ -42,6 +42,15 @@
  *   grows instead; at maxArenaBytes a covered range's referrer is evicted
  *   (with everything older), and an append whose own referenced range would be
  *   covered copies it into its own payload first.
+ * - Payloads packed in place (PayloadSource): the source's byteLength is then
+ *   a reservation, placed as a payload of that length (evictions, growth, as
+ *   above), and writeTo writes within it and says how many bytes it took (the
+ *   slot and the write position count only those). One that did not fit
+ *   answers -1 and is placed again at its exact length; its referenced
+ *   previous object then travels in its own payload (copied out first, from
+ *   the payload that carried it or from the orphan that payload has become).
+ *   A previous object copied into a payload (AppendMeta.prevBytes) is written
+ *   by the writer right after the source's bytes, 4-aligned.
  */
 import { Packr } from 'msgpackr';
 import { objectRV } from '../core/types.js';
@@ -116,13 +125,29 @@ export interface AppendMeta {
   prevLength?: number;
   prevStart?: number;
   prevAbs?: number;
+  /**
+   * Or: the previous object's frame, kept in this slot's payload: the writer
+   * copies these bytes right after the source's (4-aligned) and points the
+   * PREV words at them. For a source that packs in place, whose length is
+   * known only once written (prevLength/prevStart/prevAbs are then ignored).
+   */
+  prevBytes?: Uint8Array | undefined;
 }
 
-/** A payload the writer copies straight into the arena (no intermediate buffer). */
+/**
+ * A payload the writer has written straight into the arena at its place (no
+ * intermediate buffer): copied there, or packed there in place.
+ */
 export interface PayloadSource {
+  /** Bytes the payload takes; for a source that packs in place, the most it may take (its reservation). */
   readonly byteLength: number;
-  /** Write exactly byteLength bytes at target[offset ..]. */
-  writeTo(target: Uint8Array, offset: number): void;
+  /**
+   * Write the payload at target[offset ..], within byteLength bytes; returns
+   * the bytes written. A source that packs in place returns -1 when its
+   * payload did not fit the reservation: byteLength is then exact, and the
+   * writer places it again and calls once more.
+   */
+  writeTo(target: Uint8Array, offset: number): number;
 }
 
 /** Optional inputs of appendEvent. */
@@ -384,29 +409,29 @@ export class HistoryRing {
 
   /**
    * Append a payload written by `source` straight into the arena at its
-   * place (one copy), as append() does with bytes. When meta.prevAbs names an
-   * earlier held event, the slot's previous object is a byte range of that
-   * event's payload (referenced, not copied; order rule 5 keeps it valid).
+   * place (copied once, or packed there in place), as append() does with
+   * bytes. When meta.prevAbs names an earlier held event, the slot's
+   * previous object is a byte range of that event's payload (referenced, not
+   * copied; order rule 5 keeps it valid); meta.prevBytes are copied after the
+   * payload instead.
    */
   appendPayload(meta: AppendMeta, source: PayloadSource): number {
-    const srcLen = source.byteLength;
+    let srcLen = source.byteLength;
     const rv = meta.rv;
     const next = this.next;
     if (srcLen < 1) throw new RangeError('history ring: payload must not be empty');
     if (!Number.isSafeInteger(rv) || rv < this.lastRv) {
       throw new RangeError(`history ring: RV ${rv} is not a safe integer ≥ the last RV ${this.lastRv}`);
     }
-    if (srcLen > this.maxArenaBytes) {
-      throw new RangeError(
-        `history ring: payload of ${srcLen} bytes is larger than the arena can grow (maxArenaBytes ${this.maxArenaBytes})`,
-      );
-    }
-    // The previous object's bytes: none, inside this payload, or a range of an earlier held payload.
-    const prevLength = meta.prevLength ?? 0;
-    const prevStart = meta.prevStart ?? 0;
-    const prevAbs = prevLength > 0 ? (meta.prevAbs ?? next) : next;
+    this.checkFits(srcLen);
+    // The previous object's bytes: none, inside this payload, after it (prevBytes), or a range of an
+    // earlier held payload.
+    const own = meta.prevBytes;
+    const prevLength = own !== undefined ? own.length : (meta.prevLength ?? 0);
+    const prevStart = own !== undefined ? 0 : (meta.prevStart ?? 0);
+    const prevAbs = own === undefined && prevLength > 0 ? (meta.prevAbs ?? next) : next;
     const ref = prevAbs !== next ? prevAbs : -1;
-    if (prevLength > 0) {
+    if (prevLength > 0 && own === undefined) {
       const within = prevAbs === next ? srcLen : ref >= this.oldest && ref < next ? this.lengthOf(ref) : -1;
       if (!Number.isSafeInteger(prevStart) || prevStart < 0 || prevStart + prevLength > within) {
         throw new RangeError(
@@ -415,63 +440,76 @@ export class HistoryRing {
       }
       if (ref >= 0 && this.refByOf(ref) !== 0) throw new RangeError(`history ring: event ${ref} is referenced already`);
     }
-    while (srcLen > this.arenaSize) this.growArena(); // forced growth for an oversize payload
-
-    // Index full: the slot we are about to write holds the oldest event.
-    const oCap = next - this.oldest >= this.cap ? next - this.cap + 1 : this.oldest;
     // Registered before the scan, so covering the referenced bytes counts as covering live bytes.
     if (ref >= 0) this.setRefBy(ref, next - ref);
+    // Bytes the writer copies right after the payload: prevBytes, or the referenced bytes carried.
+    let after = own;
     let carry = false; // the referenced bytes are copied into this slot's own payload instead
-    let len: number;
+    let p: number;
+    let written: number;
+    let prevOff: number;
     for (;;) {
-      len = carry ? align4(srcLen) + prevLength : srcLen;
-      if (len > this.maxArenaBytes) {
-        this.setRefBy(ref, 0);
-        throw new RangeError(`history ring: payload with its previous object (${len} bytes) exceeds maxArenaBytes`);
+      while (srcLen > this.arenaSize) this.growArena(); // forced growth for an oversize payload
+      // Index full: the slot we are about to write holds the oldest event.
+      const oCap = next - this.oldest >= this.cap ? next - this.cap + 1 : this.oldest;
+      for (;;) {
+        const len = after !== undefined || carry ? align4(srcLen) + prevLength : srcLen;
+        if (len > this.maxArenaBytes) {
+          if (!carry) this.setRefBy(ref, 0);
+          throw new RangeError(`history ring: payload with its previous object (${len} bytes) exceeds maxArenaBytes`);
+        }
+        if (len > this.arenaSize) {
+          this.growArena();
+          continue;
+        }
+        this.scan(len, oCap, carry);
+        const grow = this.scanO > oCap || this.scanLive || this.scanOwnRef;
+        // The arena, not the index, is the limit: grow instead of evicting (or covering referenced bytes) while allowed.
+        if (grow && this.arenaSize < this.maxArenaBytes) {
+          this.growArena();
+          continue;
+        }
+        // At maxArenaBytes, this event's own previous object is in the way: carry a copy in its own payload.
+        if (this.scanOwnRef && !carry) {
+          after = this.carryReferenced(ref, prevStart, prevLength);
+          carry = true;
+          continue;
+        }
+        break;
       }
-      if (len > this.arenaSize) {
-        this.growArena();
-        continue;
-      }
-      this.scan(len, oCap, carry);
-      const grow = this.scanO > oCap || this.scanLive || this.scanOwnRef;
-      // The arena, not the index, is the limit: grow instead of evicting (or covering referenced bytes) while allowed.
-      if (grow && this.arenaSize < this.maxArenaBytes) {
-        this.growArena();
-        continue;
-      }
-      // At maxArenaBytes, this event's own previous object is in the way: carry a copy in its own payload.
-      if (this.scanOwnRef && !carry) {
+      const o = this.scanO;
+      p = this.scanP;
+      if (o > oCap) this.statArenaEvictions += o - oCap;
+      // The referenced bytes' place after any relocation above (the event is held until evictTo below).
+      prevOff = ref >= 0 && !carry ? this.offsetOf(ref) + prevStart : p + prevStart;
+      // Orphans scanned over are gone (covered, their referrers evicted); events leaving the index whose
+      // frames a later held slot references stay in the arena as orphans (order rule 5).
+      this.dropOrphans(this.scanQ);
+      this.retire(o, ref >= 0 && !carry ? prevOff : -1, prevLength);
+      // INVARIANT (overwritten detection): OLDEST is advanced, by Atomics, before
+      // the evicted events' slot or arena bytes are touched. A reader that finds
+      // OLDEST ≤ its index after copying knows nothing it copied was reused.
+      if (o !== this.oldest) this.evictTo(o, this.rvOf(o - 1));
+      // Only bytes [p, p + its reservation) are free: a source packing in place writes within them.
+      written = source.writeTo(this.arena, p);
+      if (written >= 0) break;
+      // It did not fit: place it again at its exact length. Its referenced bytes (maybe an orphan by
+      // now, retired above) travel in its own payload: the place is chosen afresh.
+      srcLen = source.byteLength;
+      this.checkFits(srcLen, carry ? -1 : ref);
+      if (ref >= 0 && !carry) {
+        after = this.carryReferenced(ref, prevStart, prevLength);
         carry = true;
-        continue;
       }
-      break;
     }
-    const o = this.scanO;
-    const p = this.scanP;
-    if (o > oCap) this.statArenaEvictions += o - oCap;
-    // The referenced bytes' place after any relocation above (the event is held until evictTo below).
-    let prevOff = ref >= 0 ? this.offsetOf(ref) + prevStart : p + prevStart;
-    if (carry) {
-      this.setRefBy(ref, 0);
-      if (this.carried.length < prevLength)
-        this.carried = new Uint8Array(Math.max(prevLength, this.carried.length * 2));
-      // INVARIANT (referenced bytes): copied out before this payload's bytes may cover them; the
-      // slot then points into its own payload (no other slot referenced these bytes).
-      this.carried.set(this.arena.subarray(prevOff, prevOff + prevLength));
-      prevOff = p + align4(srcLen);
+    let len = written;
+    if (after !== undefined) {
+      prevOff = p + align4(written);
+      len = prevOff - p + prevLength;
+      // INVARIANT (referenced bytes): carried bytes were copied out before this payload's bytes
+      // could cover them; the slot points into its own payload (no other slot referenced these bytes).
+      this.arena.set(after, prevOff);
     }
-    // Orphans scanned over are gone (covered, their referrers evicted); events leaving the index whose
-    // frames a later held slot references stay in the arena as orphans (order rule 5).
-    this.dropOrphans(this.scanQ);
-    this.retire(o, ref >= 0 && !carry ? prevOff : -1, prevLength);
-    // INVARIANT (overwritten detection): OLDEST is advanced, by Atomics, before
-    // the evicted events' slot or arena bytes are touched. A reader that finds
-    // OLDEST ≤ its index after copying knows nothing it copied was reused.
-    if (o !== this.oldest) this.evictTo(o, this.rvOf(o - 1));
-
-    source.writeTo(this.arena, p);
-    if (carry) this.arena.set(this.carried.subarray(0, prevLength), prevOff);
 
     const base = (next % this.cap) * SLOT_I32;
     const fb = (next % this.cap) * SLOT_F64;
@@ -504,6 +542,37 @@ export class HistoryRing {
       else this.statPrevRefs++;
     }
     return next;
+  }
+
+  /** A payload of `len` bytes can be placed at all (else RangeError, this append's reference to `ref` dropped). */
+  private checkFits(len: number, ref = -1): void {
+    if (len <= this.maxArenaBytes) return;
+    this.setRefBy(ref, 0);
+    throw new RangeError(
+      `history ring: payload of ${len} bytes is larger than the arena can grow (maxArenaBytes ${this.maxArenaBytes})`,
+    );
+  }
+
+  /**
+   * This append's referenced previous object, copied out to travel in its own
+   * payload (the `carried` scratch): from event `ref`'s payload while held,
+   * else from the orphan this append retired (dropped: nobody references it
+   * now). The reference is withdrawn.
+   */
+  private carryReferenced(ref: number, prevStart: number, prevLength: number): Uint8Array {
+    let from: number;
+    if (ref >= this.oldest) {
+      from = this.offsetOf(ref) + prevStart;
+      this.setRefBy(ref, 0);
+    } else {
+      let q = this.qOff.length - 1;
+      while (q > this.qHead && this.qRef[q] !== this.next) q--; // retired by this append: among the newest orphans
+      from = this.qOff[q]!;
+      this.qRef[q] = -1; // its referrer is gone (dropOrphans and the scan skip it)
+    }
+    if (this.carried.length < prevLength) this.carried = new Uint8Array(Math.max(prevLength, this.carried.length * 2));
+    this.carried.set(this.arena.subarray(from, from + prevLength));
+    return this.carried.subarray(0, prevLength);
   }
 
   // Scan results (fields, so an append allocates nothing).
@@ -860,7 +929,8 @@ class BytesSource implements PayloadSource {
   get byteLength(): number {
     return this.payload.length;
   }
-  writeTo(target: Uint8Array, offset: number): void {
+  writeTo(target: Uint8Array, offset: number): number {
     target.set(this.payload, offset);
+    return this.payload.length;
   }
 }

@@ -6,9 +6,9 @@
  * one per format, and each encoding is counted in
  * apiserver_watch_cache_event_encodings_total{format}.
  */
-import { Packr, RESET_BUFFER_MODE, REUSE_BUFFER_MODE } from 'msgpackr';
+import { Packr } from 'msgpackr';
 import type { KubeObject, WatchEventLike, WatchEventType } from '../core/types.js';
-import type { FrameBytes, PendingFrame } from './frame-source.js';
+import type { PendingFrame } from './frame-source.js';
 
 /** Counts encodings per format (bound to the prom-client counter by the cache). */
 export interface EncodingCounter {
@@ -16,16 +16,6 @@ export interface EncodingCounter {
 }
 
 export const msgpack = new Packr({ useRecords: false, moreTypes: false });
-
-/** `packTransient`'s answer: valid only until the next msgpack pack on this thread (one reused object). */
-const transient: FrameBytes = { bytes: new Uint8Array(0), start: 0, end: 0 };
-/**
- * Pack into msgpackr's current buffer without taking the bytes: no buffer, no
- * view allocated (REUSE_BUFFER_MODE returns the buffer itself), and the next
- * pack writes over them (RESET_BUFFER_MODE). Packs made without these flags
- * keep their bytes: theirs end before where this one starts.
- */
-const TRANSIENT = REUSE_BUFFER_MODE | RESET_BUFFER_MODE;
 
 export class WatchEvent implements WatchEventLike {
   readonly type: WatchEventType;
@@ -80,31 +70,15 @@ export class WatchEvent implements WatchEventLike {
   }
 
   /**
-   * The frame for the ring mirror to copy into its payload at once: the
-   * frame a stream made already, else packed now (the event's one msgpack
-   * encoding, counted) into msgpackr's reused buffer, valid until the next
-   * pack. `kept` is where the mirror keeps it from now on (msgpackFrame reads
-   * it there).
+   * For the ring mirror: the frame a stream made already (the ring copies
+   * it), else undefined: then the mirror packs it straight into its ring
+   * payload (the event's one msgpack encoding), and `kept`, where it keeps
+   * it, is where msgpackFrame reads it from then on.
    */
-  packTransient(counter: EncodingCounter, kept: PendingFrame): FrameBytes {
-    const t = transient;
+  ringFrame(kept: PendingFrame): Uint8Array | undefined {
     const made = this.#msgpack;
-    if (made !== undefined) {
-      t.bytes = made;
-      t.start = 0;
-      t.end = made.length;
-      return t;
-    }
-    const out = msgpack.pack({ type: this.type, object: this.object }, TRANSIENT) as unknown as Uint8Array & {
-      start: number;
-      end: number;
-    };
-    counter.encoded('msgpack');
-    this.#frame = kept;
-    t.bytes = out;
-    t.start = out.start;
-    t.end = out.end;
-    return t;
+    if (made === undefined) this.#frame = kept;
+    return made;
   }
 
   toJSON(): { type: WatchEventType; object: KubeObject } {

@@ -181,3 +181,100 @@ test('ring mirror: no msgpack buffer is allocated per event (counted: Buffer.all
   }
   assert.ok(allocations <= 2, `${allocations} msgpack buffers allocated for 1,000 events`);
 });
+
+/** Calls of Uint8Array#set that write into shared memory (the ring's arena) while `fn` runs. */
+function sharedCopies(fn: () => void): number {
+  const typedArray = Object.getPrototypeOf(Uint8Array.prototype) as object;
+  const set = Object.getOwnPropertyDescriptor(typedArray, 'set')!;
+  const original = set.value as (this: Uint8Array, src: ArrayLike<number>, offset?: number) => void;
+  let copies = 0;
+  Object.defineProperty(typedArray, 'set', {
+    ...set,
+    value: function (this: Uint8Array, src: ArrayLike<number>, offset?: number) {
+      if (this.buffer instanceof SharedArrayBuffer) copies++;
+      original.call(this, src, offset);
+    },
+  });
+  try {
+    fn();
+  } finally {
+    Object.defineProperty(typedArray, 'set', set);
+  }
+  return copies;
+}
+
+/** `count` events on 50 keys, from `from` on (prevs referenced while held), into `frames`. */
+function mirrorRun(
+  rig: ReturnType<typeof mirrorRig>,
+  frames: Map<string, { object: KubeObject; frame: FrameSource }>,
+  from: number,
+  count: number,
+  pad = (i: number) => 'z'.repeat(1500 + (i % 300)),
+): WatchCacheEvent[] {
+  const events: WatchCacheEvent[] = [];
+  for (let i = from; i < from + count; i++) {
+    const name = `p${i % 50}`;
+    const prev = frames.get(name);
+    const object: KubeObject = {
+      metadata: { namespace: 'ns', name, resourceVersion: String(i + 1) },
+      spec: { nodeName: `n${i % 7}`, pad: pad(i) },
+    };
+    const ev = new WatchCacheEvent(prev ? 'MODIFIED' : 'ADDED', object, prev?.object, i + 1, 0, node);
+    rig.history.append(ev);
+    frames.set(name, { object, frame: rig.mirror.appended(ev, prev?.frame)! });
+    events.push(ev);
+  }
+  return events;
+}
+
+test('ring mirror: each frame is packed straight into the arena, never copied into it (no temporary bytes)', () => {
+  const rig = mirrorRig(4096);
+  const frames = new Map<string, { object: KubeObject; frame: FrameSource }>();
+  mirrorRun(rig, frames, 0, 100);
+  let events: WatchCacheEvent[] = [];
+  // Every previous object is referenced (held): nothing at all needs copying into shared memory.
+  const copies = sharedCopies(() => (events = mirrorRun(rig, frames, 100, 1000)));
+  assert.equal(copies, 0, `${copies} copies into the arena for 1,000 events`);
+  for (const ev of events) {
+    assert.equal(rig.reader.read(ev.index, rig.rec), ReadStatus.OK);
+    const f = rig.rec.payload[0]! | (rig.rec.payload[1]! << 8) | (rig.rec.payload[2]! << 16);
+    // The ring frame is exactly the shared Packr's bytes for {type, object}.
+    assert.deepEqual(
+      Buffer.from(rig.rec.payload.subarray(8, 8 + f)),
+      Buffer.from(msgpack.pack({ type: ev.type, object: ev.object })),
+    );
+    const d = decodeRingPayload(rig.unpackr, rig.rec.payload, rig.rec.prevStart, rig.rec.prevLength);
+    assert.deepEqual(d.prevObject, ev.prevObject);
+  }
+});
+
+test('ring mirror: after packing in place, msgpack packs elsewhere never write into the ring', () => {
+  const rig = mirrorRig(64);
+  const frames = new Map<string, { object: KubeObject; frame: FrameSource }>();
+  // The 51st event is on a key seen before: its room (from the previous frame) fits it, packed in place.
+  const ev = mirrorRun(rig, frames, 0, 51)[50];
+  assert.equal(rig.reader.read(ev!.index, rig.rec), ReadStatus.OK);
+  const before = Buffer.from(rig.rec.payload.subarray(0, rig.rec.length));
+  // Packs by anyone else (a stream, a listed object): msgpackr continues in its last buffer unless moved on.
+  for (let i = 0; i < 20; i++) {
+    const out = msgpack.pack({ type: 'ADDED', object: { metadata: { name: `other-${i}` }, pad: 'q'.repeat(900) } });
+    assert.ok(!(out.buffer instanceof SharedArrayBuffer), 'a pack elsewhere lands in msgpackr’s own buffer');
+  }
+  assert.equal(rig.reader.read(ev!.index, rig.rec), ReadStatus.OK);
+  assert.deepEqual(Buffer.from(rig.rec.payload.subarray(0, rig.rec.length)), before, 'the ring payload is intact');
+});
+
+test('ring mirror: a frame that outgrows its reserved room (a long string, a grown object) is placed again and exact', () => {
+  const rig = mirrorRig(256);
+  const frames = new Map<string, { object: KubeObject; frame: FrameSource }>();
+  // Small objects first, so their rooms are small; then every tenth grows 40-fold (and a non-ASCII string).
+  mirrorRun(rig, frames, 0, 100, () => 'a');
+  const events = mirrorRun(rig, frames, 100, 200, (i) => (i % 10 === 0 ? 'é€'.repeat(3000) : 'b'.repeat(i % 90)));
+  for (const ev of events) {
+    assert.equal(rig.reader.read(ev.index, rig.rec), ReadStatus.OK);
+    const d = decodeRingPayload(rig.unpackr, rig.rec.payload, rig.rec.prevStart, rig.rec.prevLength);
+    assert.deepEqual(d.frame, { type: ev.type, object: ev.object });
+    assert.deepEqual(d.prevObject, ev.prevObject);
+  }
+  assert.equal(rig.counts.encodings, 300, 'each event encoded once, spilled or not');
+});

@@ -407,37 +407,40 @@ describe('history ring: reader thread vs writer thread', () => {
     );
   });
 
-  test('previous objects by reference: hammered reads while referenced frames outlive their slots, the arena wraps, grows, relocates and hits its limit: zero torn reads', async () => {
-    const ring = new HistoryRing({ capacity: 64, maxCapacity: 256, arenaBytes: 8 * 1024, maxArenaBytes: 128 * 1024 });
-    const events = 100_000;
-    const keys = 40;
-    const prev = refPrevTable(events, keys);
-    let x = 3;
-    const result = await runReaderWorker(
-      'refs',
-      events,
-      ring,
-      (r, from, to) => {
-        let abs = from;
-        while (abs < to) {
-          x = (Math.imul(x, 1103515245) + 12345) & 0x7fffffff;
-          const end = Math.min(to, abs + 1 + (x % 8));
-          for (; abs < end; abs++) appendRef(r, abs, prev[abs]!, abs % 11 === 0);
-          r.publish();
-          if (abs % 4000 < 8 && abs >= 4000) r.setCapacity(r.capacity === 64 ? 256 : 64);
-        }
-      },
-      keys,
-    );
-    assert.equal(result.firstError, null);
-    assert.equal(result.torn, 0, 'no torn or foreign payload or previous object');
-    assert.ok(result.ok > 1000, `reads succeeded (${result.ok})`);
-    assert.ok(ring.prevReferences > events / 2, `references (${ring.prevReferences})`);
-    assert.ok(ring.arenaGrowths > 0 && ring.arenaEvictions > 0, 'arena grew and then was the limit');
-    console.log(
-      `# refs: ${JSON.stringify(result)} growths=${ring.arenaGrowths} arenaEvictions=${ring.arenaEvictions} references=${ring.prevReferences} carries=${ring.prevCarries}`,
-    );
-  });
+  for (const spill of [false, true])
+    test(`previous objects by reference: hammered reads while referenced frames outlive their slots, the arena wraps, grows, relocates and hits its limit${spill ? ', a third of the payloads spilling out of their reservation (scribbled over, placed again)' : ''}: zero torn reads`, async () => {
+      const ring = new HistoryRing({ capacity: 64, maxCapacity: 256, arenaBytes: 8 * 1024, maxArenaBytes: 128 * 1024 });
+      const events = 100_000;
+      const keys = 40;
+      const prev = refPrevTable(events, keys);
+      let x = 3;
+      const result = await runReaderWorker(
+        'refs',
+        events,
+        ring,
+        (r, from, to) => {
+          let abs = from;
+          while (abs < to) {
+            x = (Math.imul(x, 1103515245) + 12345) & 0x7fffffff;
+            const end = Math.min(to, abs + 1 + (x % 8));
+            for (; abs < end; abs++) appendRef(r, abs, prev[abs]!, abs % 11 === 0, spill && abs % 3 === 1);
+            r.publish();
+            if (abs % 4000 < 8 && abs >= 4000) r.setCapacity(r.capacity === 64 ? 256 : 64);
+          }
+        },
+        keys,
+      );
+      assert.equal(result.firstError, null);
+      assert.equal(result.torn, 0, 'no torn or foreign payload or previous object');
+      assert.ok(result.ok > 1000, `reads succeeded (${result.ok})`);
+      assert.ok(ring.prevReferences > events / (spill ? 3 : 2), `references (${ring.prevReferences})`);
+      if (spill)
+        assert.ok(ring.prevCarries > events / 10, `spilled payloads carried their frames (${ring.prevCarries})`);
+      assert.ok(ring.arenaGrowths > 0 && ring.arenaEvictions > 0, 'arena grew and then was the limit');
+      console.log(
+        `# refs${spill ? ' (spills)' : ''}: ${JSON.stringify(result)} growths=${ring.arenaGrowths} arenaEvictions=${ring.arenaEvictions} references=${ring.prevReferences} carries=${ring.prevCarries}`,
+      );
+    });
 
   test('an in-order follower parks on the publish counter and sees every event it keeps up with', async () => {
     const ring = new HistoryRing({ capacity: 128, arenaBytes: 128 * 1024 });

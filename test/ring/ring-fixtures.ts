@@ -7,7 +7,7 @@
 import type { ChangeType } from '../../src/core/types.js';
 import { EventTypeCode, eventTypeCode } from '../../src/ring/ring-layout.js';
 import type { RingEvent } from '../../src/ring/ring-reader.js';
-import type { HistoryRing } from '../../src/ring/ring-writer.js';
+import type { HistoryRing, PayloadSource } from '../../src/ring/ring-writer.js';
 
 const TYPES: readonly ChangeType[] = ['ADDED', 'MODIFIED', 'DELETED'];
 
@@ -139,28 +139,61 @@ export function refCheck(
 }
 
 /**
+ * A payload packed in place that did not fit its first reservation (as the
+ * mirror's in-place pack when a frame outgrows its room): the first writeTo
+ * scribbles over the whole room and asks again; then byteLength is exact.
+ */
+class SpillingSource implements PayloadSource {
+  private spilled = false;
+  constructor(
+    private readonly bytes: Uint8Array,
+    private readonly reservation: number,
+  ) {}
+  get byteLength(): number {
+    return this.spilled ? this.bytes.length : this.reservation;
+  }
+  writeTo(target: Uint8Array, offset: number): number {
+    if (!this.spilled) {
+      target.fill(0xee, offset, offset + this.reservation);
+      this.spilled = true;
+      return -1;
+    }
+    target.set(this.bytes, offset);
+    return this.bytes.length;
+  }
+}
+
+/**
  * Append event `abs` (previous event `prev`, or -1) as the beta mirror does: its previous object is
  * a reference to the previous event's frame while that event is held (unless `copy`), else a copy
- * embedded in the payload. Returns whether it referenced.
+ * embedded in the payload. With `spill`, the payload is written as an in-place pack that did not
+ * fit its room (half its length) at first, and a copied previous frame goes as meta.prevBytes
+ * (the writer puts it after the payload). Returns whether it referenced.
  */
-export function appendRef(ring: HistoryRing, abs: number, prev: number, copy = false): boolean {
+export function appendRef(ring: HistoryRing, abs: number, prev: number, copy = false, spill = false): boolean {
   const ref = prev >= 0 && !copy && prev >= ring.oldestIndex;
-  const { bytes, prevStart } = refPayload(abs, prev >= 0 && !ref ? prev : -1);
-  const got = ring.append(
-    {
-      rv: rvOf(abs),
-      type: prev >= 0 ? EventTypeCode.MODIFIED : EventTypeCode.ADDED,
-      nsHash: 1,
-      nameHash: abs,
-      triggerHash: 0,
-      prevTriggerHash: 0,
-      hasPrev: prev >= 0,
-      prevLength: prev >= 0 ? refFrameLenOf(prev) : 0,
-      prevStart: ref ? REF_FRAME_START : prevStart,
-      ...(ref ? { prevAbs: prev } : {}),
-    },
-    bytes,
-  );
+  const embed = prev >= 0 && !ref && !spill;
+  const { bytes, prevStart } = refPayload(abs, embed ? prev : -1);
+  const meta = {
+    rv: rvOf(abs),
+    type: prev >= 0 ? EventTypeCode.MODIFIED : EventTypeCode.ADDED,
+    nsHash: 1,
+    nameHash: abs,
+    triggerHash: 0,
+    prevTriggerHash: 0,
+    hasPrev: prev >= 0,
+    prevLength: prev >= 0 ? refFrameLenOf(prev) : 0,
+    prevStart: ref ? REF_FRAME_START : prevStart,
+    ...(ref ? { prevAbs: prev } : {}),
+  };
+  let got: number;
+  if (spill) {
+    const prevBytes =
+      prev >= 0 && !ref
+        ? refPayload(prev, -1).bytes.subarray(REF_FRAME_START, REF_FRAME_START + refFrameLenOf(prev))
+        : undefined;
+    got = ring.appendPayload({ ...meta, prevBytes }, new SpillingSource(bytes, Math.max(1, bytes.length >> 1)));
+  } else got = ring.append(meta, bytes);
   if (got !== abs) throw new Error(`appended at ${got}, not ${abs}`);
   return ref;
 }

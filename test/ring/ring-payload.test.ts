@@ -37,16 +37,12 @@ test('ring payload: frame, previous object and indexer values round-trip through
   const frame = msgpack.pack({ type: 'MODIFIED', object: obj });
   const prevFrame = msgpack.pack({ type: 'ADDED', object: prev });
   const meta = { rv: 5, type: EventTypeCode.MODIFIED, nsHash: 1, nameHash: 2, triggerHash: 3, prevTriggerHash: 4 };
-  writer.set(frame, obj, prev, prevFrame);
-  ring.appendPayload(
-    { ...meta, hasPrev: true, prevLength: prevFrame.length, prevStart: writer.prevFrameStart },
-    writer,
-  );
+  ring.appendPayload({ ...meta, hasPrev: true, prevBytes: prevFrame }, writer.set(frame, obj, prev));
   // Without a previous object, and with a non-string indexer value (written as absent).
   const lone = pod('b', 42);
   ring.appendPayload(
     { ...meta, rv: 6, type: EventTypeCode.ADDED },
-    writer.set(msgpack.pack({ type: 'ADDED', object: lone }), lone, undefined, undefined),
+    writer.set(msgpack.pack({ type: 'ADDED', object: lone }), lone, undefined),
   );
   ring.publish();
 
@@ -80,10 +76,10 @@ test('ring payload: the selection section is not exact when name or namespace di
   const writer = new RingPayloadWriter({});
   const a = pod('a', 'n');
   const renamed = { ...a, metadata: { ...a.metadata, name: 'other' } };
-  const bytes = writer.set(msgpack.pack({ type: 'MODIFIED', object: a }), a, renamed, msgpack.pack(renamed)).toBytes();
+  const bytes = writer.set(msgpack.pack({ type: 'MODIFIED', object: a }), a, renamed).toBytes();
   assert.equal(readRingSelection(bytes, 0).exact, false);
   const numeric = { ...a, metadata: { ...a.metadata, name: 7 as unknown as string } };
-  const b2 = writer.set(msgpack.pack({ type: 'ADDED', object: numeric }), numeric, undefined, undefined).toBytes();
+  const b2 = writer.set(msgpack.pack({ type: 'ADDED', object: numeric }), numeric, undefined).toBytes();
   const sel = readRingSelection(b2, 0);
   assert.equal(sel.exact, false);
   assert.equal(sel.name, undefined);

@@ -44,6 +44,8 @@ interface Drive {
   step?: (ring: HistoryRing, abs: number) => void;
   /** Copy instead of referencing (as the mirror does for frames no held slot carries). */
   copy?: (abs: number) => boolean;
+  /** Written as an in-place pack that did not fit its first reservation (appendRef's `spill`). */
+  spill?: (abs: number) => boolean;
 }
 
 function drive(ring: HistoryRing, d: Drive): { refs: number; maxOrphans: number } {
@@ -53,7 +55,7 @@ function drive(ring: HistoryRing, d: Drive): { refs: number; maxOrphans: number 
   let maxOrphans = 0;
   for (let abs = 0; abs < d.events; abs++) {
     d.step?.(ring, abs);
-    if (appendRef(ring, abs, prev[abs]!, d.copy?.(abs) ?? false)) refs++;
+    if (appendRef(ring, abs, prev[abs]!, d.copy?.(abs) ?? false, d.spill?.(abs) ?? false)) refs++;
     ring.publish();
     maxOrphans = Math.max(maxOrphans, ring.orphans);
     checkHeld(ring, reader, prev, abs % (d.fullCheckEvery ?? 64) === 0 ? 0 : abs - 8);
@@ -105,6 +107,22 @@ describe('history ring: previous objects by reference', () => {
     const tiny = new HistoryRing({ capacity: 64, arenaBytes: 2048, maxArenaBytes: 2048 });
     drive(tiny, { events: 2000, keys: 1 });
     assert.ok(tiny.prevCarries > 0, `carried (${tiny.prevCarries})`);
+  });
+
+  test('a payload that did not fit its reservation is placed again at its exact length, its referenced frame carried; all exact', () => {
+    // Below maxArenaBytes (growth, relocation), at it (evictions, orphans: many keys on a small index),
+    // and with copies going as prevBytes after the payload.
+    const rings = [
+      { ring: new HistoryRing({ capacity: 64, arenaBytes: 2048, maxArenaBytes: 1 << 22 }), keys: 40 },
+      { ring: new HistoryRing({ capacity: 128, arenaBytes: 16 * 1024, maxArenaBytes: 16 * 1024 }), keys: 7 },
+      { ring: new HistoryRing({ capacity: 16, arenaBytes: 64 * 1024, maxArenaBytes: 64 * 1024 }), keys: 40 },
+    ];
+    for (const { ring, keys } of rings) {
+      drive(ring, { events: 2500, keys, copy: (abs) => abs % 7 === 0, spill: (abs) => abs % 3 !== 1 });
+      // A spilled payload that referenced its previous object carries a copy of it instead.
+      assert.ok(ring.prevCarries > 0, `keys=${keys}: spilled payloads carried their previous frames`);
+      assert.ok(ring.prevReferences > 0, `keys=${keys}: the payloads that fit kept their references`);
+    }
   });
 
   test('copies and references mix; withPrev=false leaves a referenced range unread', () => {
