@@ -368,21 +368,12 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
    */
   forget(id: number): void {
     const m = this.members.get(id);
-    if (m === undefined) return;
-    m.removed = true;
-    this.members.delete(id);
-    this.publish(m); // its pushes, then its position, before the role goes
-    m.channel.handOff(WriterOwner.SYNC_WORKER, WriterOwner.MAIN);
+    if (m !== undefined) this.release(m);
   }
 
   /** A relist: drop every member and give its channel back to the main thread. */
   reset(): void {
-    for (const m of this.members.values()) {
-      m.removed = true;
-      this.publish(m);
-      m.channel.handOff(WriterOwner.SYNC_WORKER, WriterOwner.MAIN);
-    }
-    this.members.clear();
+    for (const m of this.members.values()) this.release(m); // deleting the entry being visited is safe
   }
 
   /** New events were published (the worker's Atomics wake-up). */

@@ -454,10 +454,7 @@ export class HistoryRing {
       const oCap = next - this.oldest >= this.cap ? next - this.cap + 1 : this.oldest;
       for (;;) {
         const len = after !== undefined || carry ? align4(srcLen) + prevLength : srcLen;
-        if (len > this.maxArenaBytes) {
-          if (!carry) this.setRefBy(ref, 0);
-          throw new RangeError(`history ring: payload with its previous object (${len} bytes) exceeds maxArenaBytes`);
-        }
+        this.checkFits(len, carry ? -1 : ref, 'payload with its previous object');
         if (len > this.arenaSize) {
           this.growArena();
           continue;
@@ -545,11 +542,11 @@ export class HistoryRing {
   }
 
   /** A payload of `len` bytes can be placed at all (else RangeError, this append's reference to `ref` dropped). */
-  private checkFits(len: number, ref = -1): void {
+  private checkFits(len: number, ref = -1, what = 'payload'): void {
     if (len <= this.maxArenaBytes) return;
     this.setRefBy(ref, 0);
     throw new RangeError(
-      `history ring: payload of ${len} bytes is larger than the arena can grow (maxArenaBytes ${this.maxArenaBytes})`,
+      `history ring: ${what} of ${len} bytes is larger than the arena can grow (maxArenaBytes ${this.maxArenaBytes})`,
     );
   }
 

@@ -343,12 +343,7 @@ export class SpscChannel {
     const slot = tail < this.capacity ? tail : tail - this.capacity;
     if (!(ref >= 0 && ref <= SLOT_REF_BOUND)) return refuseReference(ref);
     this.refs[this.r + slot] = ref * 4 + variant;
-    // INVARIANT (publish ordering): the slot's plain stores precede this
-    // Atomics.store; the consumer's Atomics.load of TAIL acquires them.
-    Atomics.store(h, this.b + H_TAIL, tail + 1 === this.span ? 0 : tail + 1);
-    // Dekker pair with waitForData (both sides Atomics): either the consumer
-    // sees the new TAIL before parking, or we see DATA_WAITING here.
-    if (Atomics.load(h, this.b + H_DATA_WAITING) !== 0) this.wake(H_DATA_WAITING, H_DATA_EPOCH);
+    this.publishTail(tail + 1 === this.span ? 0 : tail + 1);
     return true;
   }
 
@@ -386,12 +381,17 @@ export class SpscChannel {
   publishPushes(): void {
     if (this.pushPending === 0) return;
     this.pushPending = 0;
+    this.publishTail(this.pushTail);
+  }
+
+  /** Make every slot before `tail` the consumer's (tryPush, publishPushes): one TAIL store, one wait check. */
+  private publishTail(tail: number): void {
     const h = this.h;
-    // INVARIANT (publish ordering): the run's plain slot stores precede this Atomics.store; the
-    // consumer's Atomics.load of TAIL acquires them.
-    Atomics.store(h, this.b + H_TAIL, this.pushTail);
-    // Dekker pair with waitForData (both sides Atomics), as in tryPush: either the consumer sees the
-    // new TAIL before parking, or we see DATA_WAITING here.
+    // INVARIANT (publish ordering): the slots' plain stores precede this Atomics.store; the consumer's
+    // Atomics.load of TAIL acquires them.
+    Atomics.store(h, this.b + H_TAIL, tail);
+    // Dekker pair with waitForData (both sides Atomics): either the consumer sees the new TAIL before
+    // parking, or we see DATA_WAITING here.
     if (Atomics.load(h, this.b + H_DATA_WAITING) !== 0) this.wake(H_DATA_WAITING, H_DATA_EPOCH);
   }
 
