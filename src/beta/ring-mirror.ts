@@ -152,9 +152,12 @@ export class RingMirror implements FrameStore {
    * previous object is the frame that carried it (`prev`): referenced in the
    * ring slot that carries it when that event is still in the ring and
    * nobody references it yet, else copied into the payload by the ring
-   * (reused bytes, never re-encoded). `out` becomes the event's frame (its
-   * carrier: this event's ring index) for the object state to keep;
-   * returned, undefined once desynced.
+   * (reused bytes, never re-encoded). The previous object's slot hashes and
+   * selection values come from that frame's keys (what this mirror worked
+   * out when it carried the object), so the previous object, out of the
+   * CPU caches by now, is not read again. `out` becomes the event's frame
+   * (its carrier: this event's ring index, and its object's keys) for the
+   * object state to keep; returned, undefined once desynced.
    */
   appended(event: WatchCacheEvent, prev: FrameSource | undefined, out = new PendingFrame()): PendingFrame | undefined {
     if (this.failed) return undefined;
