@@ -14,12 +14,12 @@ import type { IndexerFunc, KubeObject } from '../core/types.js';
 import type { EventHistory } from '../history/event-history.js';
 import type { WatchCacheEvent } from '../history/watch-cache-event.js';
 import type { CacheMetrics } from '../metrics/cache-metrics.js';
-import { hash32, hashOptional } from '../ring/hash32.js';
+import { hash32, NO_VALUE_HASH } from '../ring/hash32.js';
 import { EventTypeCode, eventTypeCode, type HistoryRingHandle } from '../ring/ring-layout.js';
 import { HistoryRing, type AppendMeta } from '../ring/ring-writer.js';
 import { copyRingFrame, RING_FRAME_START, RingPayloadWriter } from '../protocol/ring-payload.js';
 import { Delivery } from '../selection/selection.js';
-import { PendingFrame, type FrameSource, type FrameStore } from '../wire/frame-source.js';
+import { PendingFrame, type FrameSource, type FrameStore, type ObjectKeys } from '../wire/frame-source.js';
 import { msgpack } from '../wire/watch-event.js';
 
 /**
@@ -77,6 +77,8 @@ export class RingMirror implements FrameStore {
   private held: PendingFrame[] = [];
   private heldHead = 0;
   private heldBase = 0;
+  /** The history's capacity the ring's was last matched to. */
+  private historyCapacity = 0;
   /** A relist restarts the ring: the object state is replaced, nobody needs the old frames. */
   private restarting = false;
 
@@ -150,9 +152,12 @@ export class RingMirror implements FrameStore {
    * previous object is the frame that carried it (`prev`): referenced in the
    * ring slot that carries it when that event is still in the ring and
    * nobody references it yet, else copied into the payload by the ring
-   * (reused bytes, never re-encoded). `out` becomes the event's frame (its
-   * carrier: this event's ring index) for the object state to keep;
-   * returned, undefined once desynced.
+   * (reused bytes, never re-encoded). The previous object's slot hashes and
+   * selection values come from that frame's keys (what this mirror worked
+   * out when it carried the object), so the previous object, out of the
+   * CPU caches by now, is not read again. `out` becomes the event's frame
+   * (its carrier: this event's ring index, and its object's keys) for the
+   * object state to keep; returned, undefined once desynced.
    */
   appended(event: WatchCacheEvent, prev: FrameSource | undefined, out = new PendingFrame()): PendingFrame | undefined {
     if (this.failed) return undefined;
@@ -163,9 +168,15 @@ export class RingMirror implements FrameStore {
     let carrier = -1;
     let copied: Uint8Array | undefined;
     let prevLength = 0;
+    // What this mirror kept about the previous object when it carried it (its keys): used instead of
+    // reading that object again, only if it is that very object.
+    let prevKeys: ObjectKeys | undefined;
     if (prevObject !== undefined) {
       if (prev instanceof PendingFrame) {
         prev.taken = true; // this event takes it: nobody needs it once its carrier leaves the ring
+        const k = prev.keys;
+        prev.keys = undefined; // they move on with the object's newest frame
+        if (k !== undefined && k.object === prevObject) prevKeys = k;
         // Only a payload still in the ring, and not referenced yet, can be referenced (order rule 5).
         if (prev.carrier >= 0 && this.ring.referable(prev.carrier)) {
           carrier = prev.carrier;
@@ -177,19 +188,32 @@ export class RingMirror implements FrameStore {
     try {
       const wire = event.deliver(Delivery.AsIs);
       const made = wire.ringFrame(out);
-      if (made !== undefined) this.payload.set(made, event.object, prevObject);
+      if (made !== undefined) this.payload.set(made, event.object, prevObject, prevKeys);
       else {
         // The event's one msgpack encoding, straight into the arena (room: ~1.5 × the previous frame).
         this.metrics.encoded('msgpack');
         const hint = prevLength > 0 ? prevLength : this.lastFrameLength;
-        this.payload.pack(event.type, event.object, prevObject, hint, this.ring.arenaBytes >> 3);
+        this.payload.pack(event.type, event.object, prevObject, hint, this.ring.arenaBytes >> 3, prevKeys);
       }
+      // The slot's hashes: the previous event's on this object where the strings are the same.
+      const ns = event.namespace;
+      const name = event.name;
+      const trigger = event.triggerValue;
+      const prevTrigger = event.prevTriggerValue;
+      const nsHash = prevKeys !== undefined && prevKeys.nsKey === ns ? prevKeys.nsHash : hash32(ns);
+      const nameHash = prevKeys !== undefined && prevKeys.nameKey === name ? prevKeys.nameHash : hash32(name);
+      const triggerHash = trigger === '' ? NO_VALUE_HASH : hash32(trigger);
       meta.rv = event.rv;
       meta.type = eventTypeCode(event.type);
-      meta.nsHash = hash32(event.namespace);
-      meta.nameHash = hash32(event.name);
-      meta.triggerHash = hashOptional(event.triggerValue === '' ? undefined : event.triggerValue);
-      meta.prevTriggerHash = hashOptional(event.prevTriggerValue === '' ? undefined : event.prevTriggerValue);
+      meta.nsHash = nsHash;
+      meta.nameHash = nameHash;
+      meta.triggerHash = triggerHash;
+      meta.prevTriggerHash =
+        prevTrigger === ''
+          ? NO_VALUE_HASH
+          : prevKeys !== undefined && prevKeys.trigger === prevTrigger
+            ? prevKeys.triggerHash
+            : hash32(prevTrigger);
       meta.hasPrev = prevObject !== undefined;
       // The previous object's bytes: the FRAME of the payload that carried it, or a copy in this one.
       meta.prevLength = prevLength;
@@ -203,6 +227,20 @@ export class RingMirror implements FrameStore {
       out.store = this;
       // A DELETED object has no next event on it: nobody takes its frame (a stream still may, while held).
       out.taken = event.type === 'DELETED';
+      if (!out.taken) {
+        out.keys = {
+          object: event.object,
+          namespace: event.object.metadata?.namespace,
+          name: event.object.metadata?.name,
+          nsKey: ns,
+          nsHash,
+          nameKey: name,
+          nameHash,
+          trigger,
+          triggerHash,
+          values: this.payload.values,
+        };
+      }
       if (this.held.length === this.heldHead) this.heldBase = abs;
       this.held.push(out);
     } catch (err) {
@@ -246,6 +284,8 @@ export class RingMirror implements FrameStore {
 
   /** The ring's slot capacity follows the history's (powers of two of its lower bound). */
   private syncCapacity(): void {
+    if (this.history.capacity === this.historyCapacity) return; // unchanged since the last event
+    this.historyCapacity = this.history.capacity;
     let want = this.lowerBound;
     while (want < this.history.capacity) want *= 2;
     if (want !== this.ring.capacity && want <= this.ring.maxCapacity) this.ring.setCapacity(want);

@@ -46,7 +46,7 @@
  */
 import type { Unpackr } from 'msgpackr';
 import type { ChangeType, IndexerFunc, KubeObject } from '../core/types.js';
-import type { FrameBytes } from '../wire/frame-source.js';
+import type { FrameBytes, ObjectKeys } from '../wire/frame-source.js';
 import { inPlaceRoom, MIN_IN_PLACE_ROOM, packInPlace } from '../wire/in-place-pack.js';
 
 export interface RingFrame {
@@ -73,6 +73,8 @@ const ABSENT = 0xffffffff;
 const SHORT_STRING = 64;
 const FLAG_SKELETON_EXACT = 1;
 const utf8d = new TextDecoder();
+/** The values of a writer without indexers (never written to). */
+const NO_VALUES: (string | undefined)[] = [];
 
 /**
  * Builds one payload at a time, as a ring-writer.ts PayloadSource (reused
@@ -94,13 +96,23 @@ export class RingPayloadWriter {
   private frameRoom = 0;
   /** A frame that did not fit its room: msgpackr's own bytes, copied by the second writeTo. */
   private readonly spill: FrameBytes = { bytes: new Uint8Array(0), start: 0, end: 0 };
+  private objectValues: (string | undefined)[] = NO_VALUES;
 
   constructor(indexers: Record<string, IndexerFunc>) {
     this.fns = Object.values(indexers);
   }
 
-  /** The payload of an event whose frame is made already: bytes (or bytes[start, end)), copied by writeTo. */
-  set(frame: Uint8Array | FrameBytes, object: KubeObject, prevObject: KubeObject | undefined): this {
+  /**
+   * The payload of an event whose frame is made already: bytes (or
+   * bytes[start, end)), copied by writeTo. `prevKeys`: what the mirror kept
+   * about prevObject (its keys when it carried it), used instead of reading it.
+   */
+  set(
+    frame: Uint8Array | FrameBytes,
+    object: KubeObject,
+    prevObject: KubeObject | undefined,
+    prevKeys?: ObjectKeys,
+  ): this {
     if (frame instanceof Uint8Array) {
       this.frameBytes = frame;
       this.frameStart = 0;
@@ -111,7 +123,7 @@ export class RingPayloadWriter {
       this.frameLen = frame.end - frame.start;
     }
     this.packing = undefined;
-    this.select(object, prevObject);
+    this.select(object, prevObject, prevKeys);
     return this;
   }
 
@@ -119,14 +131,27 @@ export class RingPayloadWriter {
    * The payload of an event whose frame `{type, object}` writeTo packs in
    * place: in a reserved room that fits a frame of `hint` bytes (the previous
    * frame of the same object, or a recent one) again, at most `maxRoom` (0:
-   * whatever the hint asks; a frame that does not fit is copied).
+   * whatever the hint asks; a frame that does not fit is copied). `prevKeys`
+   * as in set.
    */
-  pack(type: ChangeType, object: KubeObject, prevObject: KubeObject | undefined, hint: number, maxRoom = 0): this {
+  pack(
+    type: ChangeType,
+    object: KubeObject,
+    prevObject: KubeObject | undefined,
+    hint: number,
+    maxRoom = 0,
+    prevKeys?: ObjectKeys,
+  ): this {
     this.packing = { type, object };
     const room = inPlaceRoom(hint);
     this.frameRoom = maxRoom > 0 && room > maxRoom ? Math.max(maxRoom & ~3, MIN_IN_PLACE_ROOM) : room;
-    this.select(object, prevObject);
+    this.select(object, prevObject, prevKeys);
     return this;
+  }
+
+  /** The object's indexer values of the last set or pack (a new array each time: the mirror keeps it). */
+  get values(): (string | undefined)[] {
+    return this.objectValues;
   }
 
   /** Bytes of the payload; while a frame is still to be packed, its reservation. */
@@ -175,24 +200,38 @@ export class RingPayloadWriter {
     return out;
   }
 
-  /** The SELECTION section of `object` (and `prevObject`) into the scratch. */
-  private select(object: KubeObject, prevObject: KubeObject | undefined): void {
+  /**
+   * The SELECTION section of `object` (and `prevObject`) into the scratch.
+   * The previous object's namespace, name and indexer values come from
+   * `prevKeys` when they are prevObject's (the same object, keyed when it
+   * was mirrored: the same values), else from prevObject itself.
+   */
+  private select(object: KubeObject, prevObject: KubeObject | undefined, prevKeys: ObjectKeys | undefined): void {
     const md = object.metadata;
     const ns = md?.namespace;
     const name = md?.name;
-    const pmd = prevObject?.metadata;
+    const known = prevKeys !== undefined && prevObject !== undefined && prevKeys.object === prevObject;
+    const pmd = known ? undefined : prevObject?.metadata;
     const exact =
       (ns === undefined || typeof ns === 'string') &&
       (name === undefined || typeof name === 'string') &&
-      (prevObject === undefined || (pmd?.namespace === ns && pmd?.name === name));
+      (prevObject === undefined ||
+        (known ? prevKeys.namespace === ns && prevKeys.name === name : pmd?.namespace === ns && pmd?.name === name));
     let at = 4;
     this.u32(0, exact ? FLAG_SKELETON_EXACT : 0);
     at = this.str(at, typeof ns === 'string' ? ns : undefined);
     at = this.str(at, typeof name === 'string' ? name : undefined);
-    for (const fn of this.fns) {
-      at = this.str(at, stringOrUndefined(fn(object)));
-      at = this.str(at, prevObject === undefined ? undefined : stringOrUndefined(fn(prevObject)));
+    const fns = this.fns;
+    const values: (string | undefined)[] = fns.length === 0 ? NO_VALUES : new Array<string | undefined>(fns.length);
+    for (let i = 0; i < fns.length; i++) {
+      const v = stringOrUndefined(fns[i]!(object));
+      values[i] = v;
+      at = this.str(at, v);
+      const pv =
+        prevObject === undefined ? undefined : known ? prevKeys.values[i] : stringOrUndefined(fns[i]!(prevObject));
+      at = this.str(at, pv);
     }
+    this.objectValues = values;
     this.selLen = at;
   }
 

@@ -31,6 +31,31 @@ export interface FrameStore {
   copyFrame(abs: number): Uint8Array | undefined;
 }
 
+/**
+ * What the ring mirror worked out about a frame's object when it mirrored
+ * the event that carries it (its slot hashes and selection values): the next
+ * event on the same object takes them for its previous object instead of
+ * reading that object again (by then out of the CPU caches) and calling the
+ * indexers on it. Valid for `object` only (checked by identity).
+ */
+export interface ObjectKeys {
+  /** The object these keys are of. */
+  readonly object: KubeObject;
+  /** Its metadata.namespace and metadata.name as they are (the selection section's exactness check). */
+  readonly namespace: unknown;
+  readonly name: unknown;
+  /** The event's namespace and name strings and their hash32 (the slot's NS_HASH and NAME_HASH). */
+  readonly nsKey: string;
+  readonly nsHash: number;
+  readonly nameKey: string;
+  readonly nameHash: number;
+  /** The object's trigger value ('' none) and its TRIGGER_HASH. */
+  readonly trigger: string;
+  readonly triggerHash: number;
+  /** Its indexer values, in the indexers' order (the selection section's values). */
+  readonly values: readonly (string | undefined)[];
+}
+
 export class PendingFrame {
   /** The frame's own bytes: an initial-list object's once encoded, or copied out of the ring when its carrier left. */
   bytes: Uint8Array | undefined = undefined;
@@ -44,6 +69,8 @@ export class PendingFrame {
   taken = false;
   /** The ring the carrier is in. */
   store: FrameStore | undefined = undefined;
+  /** The mirror's keys of the object (until the next event on it takes them). */
+  keys: ObjectKeys | undefined = undefined;
 
   constructor(object?: KubeObject) {
     this.object = object;

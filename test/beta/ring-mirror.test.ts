@@ -18,7 +18,8 @@ import type { FrameSource } from '../../src/wire/frame-source.js';
 import { msgpack } from '../../src/wire/watch-event.js';
 import { Delivery } from '../../src/selection/selection.js';
 import { CacheMetrics } from '../../src/metrics/cache-metrics.js';
-import { decodeRingPayload } from '../../src/protocol/ring-payload.js';
+import { decodeRingPayload, readRingSelection } from '../../src/protocol/ring-payload.js';
+import { hash32 } from '../../src/ring/hash32.js';
 import { HistoryRingReader, ReadStatus, createRingRecord } from '../../src/ring/ring-reader.js';
 
 const node = (o: KubeObject): string | undefined => (o.spec as { nodeName?: string } | undefined)?.nodeName;
@@ -277,4 +278,66 @@ test('ring mirror: a frame that outgrows its reserved room (a long string, a gro
     assert.deepEqual(d.prevObject, ev.prevObject);
   }
   assert.equal(rig.counts.encodings, 300, 'each event encoded once, spilled or not');
+});
+
+/** A pod whose top-level reads (metadata, spec) are counted in `reads.n`. */
+function countedPod(name: string, nodeName: string, rv: number, reads: { n: number }): KubeObject {
+  const metadata = { namespace: 'ns', name, resourceVersion: String(rv) };
+  const spec = { nodeName, pad: 'z'.repeat(300) };
+  const o = {};
+  Object.defineProperty(o, 'metadata', { enumerable: true, get: () => (reads.n++, metadata) });
+  Object.defineProperty(o, 'spec', { enumerable: true, get: () => (reads.n++, spec) });
+  return o as KubeObject;
+}
+
+test('ring mirror: the previous object is not read again when the mirror carried it (its keys travel with its frame)', () => {
+  const { history, mirror, reader, unpackr, rec } = mirrorRig(64);
+  let prev: { object: KubeObject; frame: FrameSource; reads: { n: number } } | undefined;
+  for (let i = 0; i < 20; i++) {
+    const reads = { n: 0 };
+    const object = countedPod('p', `n${i % 4}`, i + 1, reads);
+    const ev = new WatchCacheEvent(prev ? 'MODIFIED' : 'ADDED', object, prev?.object, i + 1, 0, node);
+    history.append(ev);
+    const prevReads = prev?.reads.n ?? 0;
+    const frame = mirror.appended(ev, prev?.frame)!;
+    // Neither its metadata (the exactness check) nor its spec (the indexer) is read: its keys were kept.
+    if (prev !== undefined) assert.equal(prev.reads.n, prevReads, `event ${i}: the previous object was read again`);
+    assert.equal(reader.read(ev.index, rec), ReadStatus.OK);
+    const sel = readRingSelection(rec.payload, 1);
+    assert.deepEqual(
+      [sel.exact, sel.namespace, sel.name, sel.values[0], sel.prevValues[0]],
+      [true, 'ns', 'p', `n${i % 4}`, prev ? `n${(i - 1) % 4}` : undefined],
+    );
+    assert.deepEqual(
+      [rec.nsHash, rec.nameHash, rec.triggerHash, rec.prevTriggerHash],
+      [hash32('ns'), hash32('p'), hash32(`n${i % 4}`), prev ? hash32(`n${(i - 1) % 4}`) : 0],
+    );
+    assert.deepEqual(decodeRingPayload(unpackr, rec.payload, rec.prevStart, rec.prevLength).frame.object, {
+      metadata: { namespace: 'ns', name: 'p', resourceVersion: String(i + 1) },
+      spec: { nodeName: `n${i % 4}`, pad: 'z'.repeat(300) },
+    });
+    prev = { object, frame, reads };
+  }
+});
+
+test('ring mirror: keys kept for one object are never used for another previous object', () => {
+  const { history, mirror, reader, rec } = mirrorRig(64);
+  const o1: KubeObject = { metadata: { namespace: 'ns', name: 'p', resourceVersion: '1' }, spec: { nodeName: 'n1' } };
+  const e1 = new WatchCacheEvent('ADDED', o1, undefined, 1, 0, node);
+  history.append(e1);
+  const f1 = mirror.appended(e1, undefined)!;
+  // The store's own previous object (another object than the one frame 1 carried, e.g. after a relist).
+  const other: KubeObject = {
+    metadata: { namespace: 'ns2', name: 'q', resourceVersion: '1' },
+    spec: { nodeName: 'n9' },
+  };
+  const o2: KubeObject = { metadata: { namespace: 'ns', name: 'p', resourceVersion: '2' }, spec: { nodeName: 'n2' } };
+  const e2 = new WatchCacheEvent('MODIFIED', o2, other, 2, 0, node);
+  history.append(e2);
+  mirror.appended(e2, f1);
+  assert.equal(reader.read(e2.index, rec), ReadStatus.OK);
+  const sel = readRingSelection(rec.payload, 1);
+  assert.equal(sel.prevValues[0], 'n9', "the previous object's own value");
+  assert.equal(sel.exact, false, "namespace and name differ from the previous object's");
+  assert.equal(rec.prevTriggerHash, hash32('n9'));
 });

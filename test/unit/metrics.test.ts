@@ -9,6 +9,8 @@ import { WatchCache, MemoryStore } from '../../src/index.js';
 import { type WatchEvent } from '../../src/wire/watch-event.js';
 import { Reader, VirtualClock, churn, flush, pod, setup } from './support/harness.js';
 import { asWatcher } from '../../src/watch/watcher.js';
+import { CacheMetrics } from '../../src/metrics/cache-metrics.js';
+import { DEFAULT_RESOURCE } from '../../src/index.js';
 
 const EXPECTED: Record<string, string> = {
   apiserver_watch_cache_watcher_stalls_total: 'counter',
@@ -183,3 +185,27 @@ for (const mode of ['off', 'alpha', 'beta'] as const) {
     },
   );
 }
+
+test('encodings counter: a turn of encodings is one prom-client update per format, read exact at any time', async () => {
+  const registry = new Registry();
+  const metrics = new CacheMetrics(DEFAULT_RESOURCE, registry);
+  const updates = { json: 0, msgpack: 0 };
+  for (const format of ['json', 'msgpack'] as const) {
+    const series = metrics.encodings[format];
+    const inc = series.inc.bind(series);
+    series.inc = (n?: number) => {
+      updates[format]++;
+      inc(n);
+    };
+  }
+  for (let i = 0; i < 1000; i++) metrics.encoded('msgpack');
+  for (let i = 0; i < 500; i++) metrics.encoded('json');
+  // Read within the same turn: exact.
+  assert.equal(await metrics.value('apiserver_watch_cache_event_encodings_total', { format: 'msgpack' }), 1000);
+  assert.equal(await metrics.value('apiserver_watch_cache_event_encodings_total', { format: 'json' }), 500);
+  for (let i = 0; i < 10; i++) metrics.encoded('msgpack');
+  await Promise.resolve(); // the turn ends: the registry's own exposition has them too
+  const text = await registry.metrics();
+  assert.match(text, /apiserver_watch_cache_event_encodings_total\{[^}]*format="msgpack"[^}]*\} 1010/);
+  assert.ok(updates.msgpack <= 2 && updates.json <= 1, `prom-client updates: ${JSON.stringify(updates)}`);
+});
