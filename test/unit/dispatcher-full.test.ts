@@ -12,10 +12,9 @@ import type { FullChannelPolicy } from '../../src/dispatch/full-channel-policy.j
 import { WatcherIndex } from '../../src/dispatch/watcher-index.js';
 import { WatchCacheEvent } from '../../src/history/watch-cache-event.js';
 import { CacheMetrics } from '../../src/metrics/cache-metrics.js';
-import { Selection } from '../../src/selection/selection.js';
-import { Watcher } from '../../src/watch/watcher.js';
+import { type Watcher } from '../../src/watch/watcher.js';
 import { WatchEvent } from '../../src/wire/watch-event.js';
-import { FakeOwner, pod } from './support/harness.js';
+import { activeWatcher, FakeOwner, pod } from './support/harness.js';
 
 interface FullCall {
   ids: number[];
@@ -42,14 +41,7 @@ function rig(n: number) {
   };
   const owner = new FakeOwner();
   for (let id = 1; id <= n; id++) {
-    const w = new Watcher({
-      id,
-      selection: new Selection({}, {}, undefined),
-      capacity: 1,
-      allowBookmarks: false,
-      owner,
-    });
-    w.activate(1, undefined);
+    const w = activeWatcher(id, owner, 1);
     index.add(w);
     watchers.push(w);
   }
