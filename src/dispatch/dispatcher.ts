@@ -58,7 +58,11 @@ export class Dispatcher {
     // whole loop back to the interpreter for the first event after 10,000 watchers registered (~12 ms),
     // and the new array's elements kind did the same again a few events later (issue 13).
     index.onGrow((size) => {
-      if (this.full.length < size) this.full = fullList(size);
+      if (this.full.length >= size) return;
+      const grown = fullList(size);
+      // A watcher registered during an event's offers keeps the full ones recorded so far.
+      for (let i = 0; i < this.fullCount; i++) grown[i] = this.full[i];
+      this.full = grown;
     });
   }
 
