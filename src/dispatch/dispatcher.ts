@@ -44,7 +44,7 @@ export class Dispatcher {
    * The candidates of the current event whose channel was full, in offer order: slots [0, fullCount).
    * Recorded without a branch of its own (see `offer`) and handed to the policy after the offers.
    */
-  private full: (Watcher | undefined)[] = [];
+  private full: (Watcher | undefined)[] = fullList(0);
   private fullCount = 0;
   private readonly offerFn = (w: Watcher): void => this.offer(w);
   private readonly resumeFn = (): void => this.resume();
@@ -53,6 +53,17 @@ export class Dispatcher {
     this.index = index;
     this.policy = policy;
     this.metrics = metrics;
+    // Room to record every candidate as full, grown when the index grows (at registration). Growing it
+    // here in dispatchOne instead, in a branch that had not run since the loop was optimized, threw the
+    // whole loop back to the interpreter for the first event after 10,000 watchers registered (~12 ms),
+    // and the new array's elements kind did the same again a few events later (issue 13).
+    index.onGrow((size) => {
+      if (this.full.length >= size) return;
+      const grown = fullList(size);
+      // A watcher registered during an event's offers keeps the full ones recorded so far.
+      for (let i = 0; i < this.fullCount; i++) grown[i] = this.full[i];
+      this.full = grown;
+    });
   }
 
   /** True while off mode waits on full channels. */
@@ -83,8 +94,6 @@ export class Dispatcher {
   }
 
   private dispatchOne(event: WatchCacheEvent): void {
-    // Room to record every candidate as full (JS arrays grow anyway: this keeps the store in bounds).
-    if (this.full.length <= this.index.size) this.full = new Array<Watcher | undefined>(2 * this.index.size + 16);
     this.current = event;
     this.index.forEachCandidate(event, this.offerFn);
     this.current = undefined;
@@ -141,4 +150,13 @@ export class Dispatcher {
       this.queueHead = 0;
     }
   }
+}
+
+/**
+ * An empty full list of `size` slots. Every list the dispatcher uses is made here, so all have one elements
+ * kind (holey, object values): a fresh `new Array(n)` holds small integers as far as V8 knows, and the
+ * first watcher stored into one would change its map under the optimized loop (a deoptimization).
+ */
+function fullList(size: number): (Watcher | undefined)[] {
+  return new Array<Watcher | undefined>(size).fill(undefined);
 }

@@ -22,6 +22,9 @@ export class WatcherIndex {
   private readonly hasTrigger: boolean;
   /** Watchers indexed (each one's bucket is its `indexBucket` field: no lookup on add or remove). */
   private count = 0;
+  /** The size last reported to `grown` (see `onGrow`): twice the count at the time, plus 16. */
+  private room = 0;
+  private grown: ((size: number) => void) | undefined;
 
   constructor(hasTrigger: boolean) {
     this.hasTrigger = hasTrigger;
@@ -29,6 +32,15 @@ export class WatcherIndex {
 
   get size(): number {
     return this.count;
+  }
+
+  /**
+   * `listener(size)` runs in add() whenever the index outgrows the size it last reported, so per-candidate
+   * room (the dispatcher's full list) grows at registration, never inside a dispatch.
+   */
+  onGrow(listener: (size: number) => void): void {
+    this.grown = listener;
+    this.grow();
   }
 
   has(watcher: Watcher): boolean {
@@ -51,7 +63,12 @@ export class WatcherIndex {
     watcher.indexSlot = bucket.watchers.length;
     watcher.indexBucket = bucket;
     bucket.watchers.push(watcher);
-    this.count++;
+    if (++this.count > this.room) this.grow();
+  }
+
+  private grow(): void {
+    this.room = 2 * this.count + 16;
+    this.grown?.(this.room);
   }
 
   remove(watcher: Watcher): void {

@@ -85,11 +85,14 @@ export class Selection {
    * skeletons): those call `classify`.
    */
   deliveryFor(event: WatchCacheEvent): Delivery {
-    if (event === this.lastEvent) return this.lastDelivery;
-    const d = this.classify(event);
-    this.lastEvent = event;
-    this.lastDelivery = d;
-    return d;
+    // One return, after the miss branch: a selection with one watcher misses on every event, so a return
+    // of its own on the hit path would have no type feedback when many watchers come to share the
+    // selection, and its first hit would deoptimize the whole dispatch loop mid-event (issue 13).
+    if (event !== this.lastEvent) {
+      this.lastDelivery = this.classify(event);
+      this.lastEvent = event;
+    }
+    return this.lastDelivery;
   }
 
   /**

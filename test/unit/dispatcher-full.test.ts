@@ -12,10 +12,10 @@ import type { FullChannelPolicy } from '../../src/dispatch/full-channel-policy.j
 import { WatcherIndex } from '../../src/dispatch/watcher-index.js';
 import { WatchCacheEvent } from '../../src/history/watch-cache-event.js';
 import { CacheMetrics } from '../../src/metrics/cache-metrics.js';
-import { Selection } from '../../src/selection/selection.js';
 import { Watcher } from '../../src/watch/watcher.js';
+import { Selection } from '../../src/selection/selection.js';
 import { WatchEvent } from '../../src/wire/watch-event.js';
-import { FakeOwner, pod } from './support/harness.js';
+import { activeWatcher, FakeOwner, pod } from './support/harness.js';
 
 interface FullCall {
   ids: number[];
@@ -42,21 +42,14 @@ function rig(n: number) {
   };
   const owner = new FakeOwner();
   for (let id = 1; id <= n; id++) {
-    const w = new Watcher({
-      id,
-      selection: new Selection({}, {}, undefined),
-      capacity: 1,
-      allowBookmarks: false,
-      owner,
-    });
-    w.activate(1, undefined);
+    const w = activeWatcher(id, owner, 1);
     index.add(w);
     watchers.push(w);
   }
   const dispatcher = new Dispatcher(index, policy, new CacheMetrics(DEFAULT_RESOURCE));
   const event = (rv: number): WatchCacheEvent =>
     new WatchCacheEvent('ADDED', pod(`p${rv}`), undefined, rv, 0, undefined);
-  return { dispatcher, watchers, calls, event };
+  return { dispatcher, watchers, calls, event, index, owner };
 }
 
 test('dispatcher: the full channels of one event reach the policy in one call, after every offer, in offer order', () => {
@@ -76,4 +69,32 @@ test('dispatcher: the full channels of one event reach the policy in one call, a
   for (const w of watchers) void w.next(); // each takes one: every channel has room again (this policy marks nobody)
   dispatcher.dispatch(event(4));
   assert.equal(calls.length, 2, 'no full channel: no call');
+});
+
+test('dispatcher: watchers registered during an event (the index grows mid-loop) keep the full ones already recorded', () => {
+  const { dispatcher, watchers, calls, event, index, owner } = rig(1);
+  assert.ok(watchers[0]!.push(new WatchEvent('ADDED', pod('x'), 1))); // full, offered first
+  let added = false;
+  const grower = new Watcher({
+    id: 2,
+    selection: new Selection({}, {}, undefined),
+    capacity: 1,
+    allowBookmarks: false,
+    owner,
+    faults: {
+      // Registers 100 watchers while the offer loop runs: the index outgrows the full list's room.
+      offer: () => {
+        if (!added) for (let id = 100; id < 200; id++) index.add(activeWatcher(id, owner, 1));
+        added = true;
+        return undefined;
+      },
+      bookmarkBelowPosition: () => false,
+      resyncEarly: () => false,
+    },
+  });
+  grower.activate(1, undefined);
+  assert.ok(grower.push(new WatchEvent('ADDED', pod('x'), 1)));
+  index.add(grower); // full too, and grows the index from inside its offer
+  dispatcher.dispatch(event(2));
+  assert.deepEqual(calls[0]!.ids, [1, 2], 'the full one recorded before the index grew still reaches the policy');
 });

@@ -17,7 +17,8 @@ import {
   type WatchCacheOptions,
 } from '../../../src/index.js';
 import { VirtualClock, settle } from '../../../src/sim/virtual-clock.js';
-import type { Watcher, WatcherOwner } from '../../../src/watch/watcher.js';
+import { Watcher, type WatcherOwner } from '../../../src/watch/watcher.js';
+import { Selection } from '../../../src/selection/selection.js';
 import type { WatchEvent } from '../../../src/wire/watch-event.js';
 
 export { VirtualClock };
@@ -263,6 +264,13 @@ export class FakeOwner implements WatcherOwner {
     this.overwritten.push(w);
   }
   overwritten: Watcher[] = [];
+}
+
+/** A match-all watcher of `owner`, active at RV 1, with a channel of `capacity` (dispatcher units). */
+export function activeWatcher(id: number, owner: FakeOwner, capacity: number): Watcher {
+  const w = new Watcher({ id, selection: new Selection({}, {}, undefined), capacity, allowBookmarks: false, owner });
+  w.activate(1, undefined);
+  return w;
 }
 
 /** Take the oldest event out of a watcher's channel directly (no consumer bookkeeping). */
