@@ -55,9 +55,11 @@ export class WorkerMember implements PassMember {
   removed = false;
   /**
    * Batched pushes (SpscChannel.pushBatched): a run is published once a quarter of the channel is
-   * pending (besides a waiting consumer, a full channel and the cohort's end: WorkerPassHost.push).
+   * pending (besides a full channel and the cohort's end: WorkerPassHost.push)...
    */
   readonly publishEvery: number;
+  /** ...and, while its consumer waits for data, once half of it is (a wake-up is worth that many events). */
+  readonly wakeEvery: number;
   /** In the host's list of members with a run open in this cohort (WorkerPassHost.publishAll). */
   listed = false;
 
@@ -90,6 +92,7 @@ export class WorkerMember implements PassMember {
     this.cursor.holdPosition();
     this.reachedLive = reachedLive;
     this.publishEvery = Math.max(1, known.channel.capacity >> 2);
+    this.wakeEvery = Math.max(1, known.channel.capacity >> 1);
   }
 
   /**
@@ -433,10 +436,16 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
 
   /**
    * Push one reference, batched (SpscChannel.pushBatched): the consumer sees
-   * a run at its publication (publish): at once when it waits for data, then
-   * every quarter of the channel, when the channel is full, and at the end
-   * of the cohort (cohortEnded), so a push costs no Atomics and no write of
-   * the shared position cell of its own (issue 13, deliverable 4).
+   * a run at its publication (publish): every quarter of the channel while
+   * it reads, every half while it waits for data, when the channel is full,
+   * and at the end of the cohort (cohortEnded), so a push costs no Atomics
+   * and no write of the shared position cell of its own (issue 13,
+   * deliverable 4). A waiting consumer is not told at the first push: a
+   * wake-up costs the worker ~10-40 µs (Atomics.notify, or a message) and
+   * the consumer drains faster than the worker pushes, so at the first push
+   * it came back for every few events (~12,000 wake-ups for 50,000 events at
+   * W = 1); at half a channel it takes ~50 events per wake-up while the worker
+   * pushes the rest.
    */
   private push(m: WorkerMember, ref: RingEventRef, variant: Variant): Offer {
     const channel = m.channel;
@@ -448,14 +457,11 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
     // Invariant 1 (position): held in the member's cursor; the cell follows at the publication.
     m.cursor.accepted(ref.rv);
     const pending = channel.pendingPushes;
-    if (pending === 1) {
-      if (!m.listed) {
-        m.listed = true;
-        this.openRuns.push(m);
-      }
-      // A consumer waiting for data reads while the worker pushes the rest.
-      if (channel.consumerWaiting) this.publish(m);
-    } else if (pending >= m.publishEvery) this.publish(m);
+    if (pending === 1 && !m.listed) {
+      m.listed = true;
+      this.openRuns.push(m);
+    }
+    if (pending >= m.publishEvery && (pending >= m.wakeEvery || !channel.consumerWaiting)) this.publish(m);
     return Offer.Pushed;
   }
 
