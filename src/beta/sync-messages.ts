@@ -84,16 +84,28 @@ export type MainToWorker =
   | { op: 'reset' }
   | { op: 'stop' };
 
+/** The sync worker's cumulative totals (the main thread's BetaWorkerStats, metrics and `pass` channel). */
+export interface WorkerTotals {
+  pushes: number;
+  scanned: number;
+  decodes: number;
+  workMs: number;
+  passes: number;
+}
+
 export type WorkerToMain =
-  /** The watcher is within the hand-off distance of the last dispatched RV: the main thread owns its channel again. */
-  | { op: 'handback'; id: number; position: number; passPushes: number }
+  /**
+   * The watcher is within the hand-off distance of the last dispatched RV: the main thread owns its channel
+   * again. `totals`: the worker's, with every push made for it (complete when the watcher is back).
+   */
+  | { op: 'handback'; id: number; position: number; passPushes: number; totals: WorkerTotals }
   /** The watcher's position aged out of the history; the main thread owns its channel again. */
-  | { op: 'expire'; id: number; position: number; oldest: number }
+  | { op: 'expire'; id: number; position: number; oldest: number; totals: WorkerTotals }
   /**
    * Waiting watchers the worker pushed into (wake their consumers: without a doorbell, or when it was
    * full), and the worker's totals (at most every STATS_EVERY_MS, and at once after a hand-back or expiry).
    */
-  | { op: 'pushed'; ids: number[]; pushes: number; scanned: number; decodes: number; workMs: number; passes: number }
+  | ({ op: 'pushed'; ids: number[] } & WorkerTotals)
   /** The worker dropped every member and handed their channels back (answer to `reset`). */
   | { op: 'reset-done' }
   | { op: 'error'; message: string };

@@ -47,7 +47,14 @@ import type { Watcher } from '../watch/watcher.js';
 import type { SharedWatcherChannel } from './shared-watcher-channel.js';
 import { NumberRows } from './number-rows.js';
 import { WorkerSelectionSpecs, specOf } from './worker-selection-specs.js';
-import { ADOPT_ROW, INTRO_ROW, type AdoptRequest, type MainToWorker, type WorkerToMain } from './sync-messages.js';
+import {
+  ADOPT_ROW,
+  INTRO_ROW,
+  type AdoptRequest,
+  type MainToWorker,
+  type WorkerToMain,
+  type WorkerTotals,
+} from './sync-messages.js';
 import { SyncWorkerEndpoint } from './sync-worker-endpoint.js';
 import { WakeDoorbell } from './wake-doorbell.js';
 import type { WorkerPassHost } from './worker-pass-host.js';
@@ -427,9 +434,11 @@ export class SyncWorkerLink {
         this.handler.pushedInto(msg.ids);
         break;
       case 'handback':
+        this.account(msg.totals); // before the watcher is back: its readers see complete totals
         this.handler.handBack(msg.id, msg.position, msg.passPushes);
         break;
       case 'expire':
+        this.account(msg.totals);
         this.handler.expired(msg.id, msg.position, msg.oldest);
         break;
       case 'reset-done':
@@ -442,8 +451,10 @@ export class SyncWorkerLink {
   }
 
   /** A pass's accounting: the stats, the `pass` observer channel, the deferred-events counter. */
-  private account(msg: Extract<WorkerToMain, { op: 'pushed' }>): void {
+  private account(msg: WorkerTotals): void {
     const b = this.stats;
+    if (msg.pushes === b.pushes && msg.passes === b.passes && msg.scanned === b.scanned && msg.workMs === b.workMs)
+      return; // nothing new (a hand-back right after a notice)
     if (channels.pass.hasSubscribers) {
       channels.pass.publish({
         cache: this.source,

@@ -31,7 +31,7 @@ import { PassScheduler } from '../sync/pass-scheduler.js';
 import { Offer, SyncPass, type PassCursor, type PassHost, type PassMember, type PassStats } from '../sync/sync-pass.js';
 import { SyncCursor } from '../sync/sync-cursor.js';
 import { ControlBlock, roomWorthAPass, type ControlSnapshot } from './control-block.js';
-import type { AdoptRequest, WorkerToMain } from './sync-messages.js';
+import type { AdoptRequest, WorkerToMain, WorkerTotals } from './sync-messages.js';
 import { openRegion } from './channel-slabs.js';
 import type { WakeDoorbell } from './wake-doorbell.js';
 
@@ -520,7 +520,7 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
   expire(m: WorkerMember, oldest: number): void {
     this.endedInPass = true;
     this.release(m);
-    this.send({ op: 'expire', id: m.id, position: m.position, oldest });
+    this.send({ op: 'expire', id: m.id, position: m.position, oldest, totals: this.totals() });
   }
 
   resync(m: WorkerMember): void {
@@ -573,16 +573,22 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
     }
     this.statsDirty = false;
     this.statsAt = this.clock.now();
-    this.send({
-      op: 'pushed',
-      ids: [...this.pushedTo],
+    this.send({ op: 'pushed', ids: [...this.pushedTo], ...this.totals() });
+    this.pushedTo.clear();
+  }
+
+  /**
+   * The worker's totals now. A hand-back or expiry carries them: the main thread reads complete totals
+   * once the watcher is back (the pass's own passes and workMs follow in the pass end's notice).
+   */
+  private totals(): WorkerTotals {
+    return {
       pushes: this.pushes,
       scanned: this.scannedCount,
       decodes: this.decodes,
       workMs: this.scheduler.workMs,
       passes: this.scheduler.passes,
-    });
-    this.pushedTo.clear();
+    };
   }
 
   served(m: WorkerMember): void {
@@ -741,7 +747,13 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
   private handBack(m: WorkerMember): void {
     this.endedInPass = true;
     this.release(m);
-    this.send({ op: 'handback', id: m.id, position: m.position, passPushes: m.cursor.passPushes });
+    this.send({
+      op: 'handback',
+      id: m.id,
+      position: m.position,
+      passPushes: m.cursor.passPushes,
+      totals: this.totals(),
+    });
   }
 
   /** Give the channel back to the main thread (it is the only writer from now on). */
