@@ -134,6 +134,7 @@ export class BetaSync implements HandBackContext {
         this.recycleQuarantine();
         for (const id of ids) this.unsynced.get(id)?.notify();
       },
+      workerHasMembers: () => this.unsynced.size > 0,
       handBack: (id, position, passPushes) => handBack(this, id, position, passPushes),
       expired: (id, position, oldest) => expiredByWorker(this, id, position, oldest),
       resetDone: () => this.relist.done(),

@@ -115,7 +115,7 @@ export class SharedWatcherChannel extends SpscChannel implements WatcherChannel 
     this.mainOwns = false;
     this.liveLocal = false;
     // The consumer may be parked already (it waited while this thread owned the channel, which announces
-    // nothing): count it as waiting, so the worker's first push tells it (announceWait). At worst one
+    // nothing): count it as waiting, so the worker's first publication tells it (announceWait). At worst one
     // notice too many per stall. Only when the channel is empty: one that holds references (a stall's
     // channel is full) has no parked consumer (this thread's push that queued them woke it), and its
     // consumer announces itself when it has read them (consumerWaits). A mass stall so skips the

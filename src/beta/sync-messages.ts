@@ -1,7 +1,8 @@
 /**
  * The messages between the main thread and the sync worker. None is sent per
- * event: adopt / hand back / expire are per watcher episode, `pushed` is one
- * batch per pass (so the main thread wakes consumers the worker fed).
+ * event: adopt / hand back / expire are per watcher episode, `pushed` carries
+ * the worker's totals now and then (the consumers it fed are woken through
+ * the shared-memory doorbell, wake-doorbell.ts, or by `pushed` without one).
  */
 import type { HistoryRingHandle } from '../ring/ring-layout.js';
 import type { SpscChannelHandle } from '../ring/spsc-channel.js';
@@ -52,6 +53,11 @@ export type MainToWorker =
       pass: PassOptions;
       indexerFields: string[];
       triggerField: string | undefined;
+      /**
+       * The wake doorbell (wake-doorbell.ts; a worker thread only): the worker wakes main-thread consumers
+       * through it, not through `pushed` ids. Absent (in-process): the ids travel in `pushed`.
+       */
+      doorbell?: SharedArrayBuffer;
     }
   /** A slab of pooled channels and position cells (sent once per slab, never per watcher). */
   | { op: 'slab'; id: number; buffer: SharedArrayBuffer }
@@ -78,13 +84,28 @@ export type MainToWorker =
   | { op: 'reset' }
   | { op: 'stop' };
 
+/** The sync worker's cumulative totals (the main thread's BetaWorkerStats, metrics and `pass` channel). */
+export interface WorkerTotals {
+  pushes: number;
+  scanned: number;
+  decodes: number;
+  workMs: number;
+  passes: number;
+}
+
 export type WorkerToMain =
-  /** The watcher is within the hand-off distance of the last dispatched RV: the main thread owns its channel again. */
-  | { op: 'handback'; id: number; position: number; passPushes: number }
+  /**
+   * The watcher is within the hand-off distance of the last dispatched RV: the main thread owns its channel
+   * again. `totals`: the worker's, with every push made for it (complete when the watcher is back).
+   */
+  | { op: 'handback'; id: number; position: number; passPushes: number; totals: WorkerTotals }
   /** The watcher's position aged out of the history; the main thread owns its channel again. */
-  | { op: 'expire'; id: number; position: number; oldest: number }
-  /** Watchers the last pass pushed into (wake their consumers), and pass accounting. */
-  | { op: 'pushed'; ids: number[]; pushes: number; scanned: number; decodes: number; workMs: number; passes: number }
+  | { op: 'expire'; id: number; position: number; oldest: number; totals: WorkerTotals }
+  /**
+   * Waiting watchers the worker pushed into (wake their consumers: without a doorbell, or when it was
+   * full), and the worker's totals (at most every STATS_EVERY_MS, and at once after a hand-back or expiry).
+   */
+  | ({ op: 'pushed'; ids: number[] } & WorkerTotals)
   /** The worker dropped every member and handed their channels back (answer to `reset`). */
   | { op: 'reset-done' }
   | { op: 'error'; message: string };

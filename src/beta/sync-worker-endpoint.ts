@@ -7,6 +7,7 @@
 import { realClock, type Clock } from '../core/clock.js';
 import { waitAsync } from '../ring/shared-memory.js';
 import { ADOPT_ROW, INTRO_ROW, type MainToWorker, type SelectionSpec, type WorkerToMain } from './sync-messages.js';
+import { WakeDoorbell } from './wake-doorbell.js';
 import { WorkerPassHost, type KnownWatcher } from './worker-pass-host.js';
 
 /** How long the worker looks for room itself after a pass that pushed, before it parks (serveRoom). */
@@ -53,6 +54,7 @@ export class SyncWorkerEndpoint {
             this.send,
             this.clock,
             this.roomSignal,
+            msg.doorbell === undefined ? undefined : new WakeDoorbell(msg.doorbell),
           );
           this.host.onAllFull = () => this.wakeParkers();
           break;

@@ -23,6 +23,14 @@
  *    (a mass stall is one block); an object only for a watcher of step 2's
  *    second kind whose introduction had not been posted, or after a restart.
  *
+ * Wake-ups (issue 13, deliverable 4): a worker thread wakes the consumers it
+ * fed through the shared-memory doorbell (wake-doorbell.ts), not by message.
+ * While the worker has members this link keeps one Atomics.waitAsync pending
+ * on it (`listen`), takes every id the worker appended in one task and hands
+ * them to `handler.pushedInto`. The `pushed` message still carries the
+ * worker's totals (every STATS_EVERY_MS, and at once after a hand-back or
+ * expiry), and ids only in-process or when the doorbell was full.
+ *
  * A worker that dies is replaced at once: the new one gets the init message
  * and every slab again, and the handler re-adopts every unsynced watcher at
  * its true position (`recoverPosition`). Nothing is lost and nothing is
@@ -39,8 +47,16 @@ import type { Watcher } from '../watch/watcher.js';
 import type { SharedWatcherChannel } from './shared-watcher-channel.js';
 import { NumberRows } from './number-rows.js';
 import { WorkerSelectionSpecs, specOf } from './worker-selection-specs.js';
-import { ADOPT_ROW, INTRO_ROW, type AdoptRequest, type MainToWorker, type WorkerToMain } from './sync-messages.js';
+import {
+  ADOPT_ROW,
+  INTRO_ROW,
+  type AdoptRequest,
+  type MainToWorker,
+  type WorkerToMain,
+  type WorkerTotals,
+} from './sync-messages.js';
 import { SyncWorkerEndpoint } from './sync-worker-endpoint.js';
+import { WakeDoorbell } from './wake-doorbell.js';
 import type { WorkerPassHost } from './worker-pass-host.js';
 
 /** Where the sync worker runs: a worker thread (production) or in-process on the engine's clock (simulation). */
@@ -64,8 +80,10 @@ export interface BetaWorkerStats {
 
 /** What the worker's messages become on the main thread. */
 export interface WorkerLinkHandler {
-  /** The last pass pushed into these watchers' channels: wake their consumers. */
+  /** The worker pushed into these waiting watchers' channels: wake their consumers. */
   pushedInto(ids: readonly number[]): void;
+  /** The worker may be feeding someone (an unsynced watcher exists): the link keeps listening to the doorbell. */
+  workerHasMembers(): boolean;
   /** The worker handed the watcher back within the hand-off distance (hand-back.ts). */
   handBack(id: number, position: number, passPushes: number): void;
   /** The worker found the watcher's position aged out of the history. */
@@ -126,6 +144,10 @@ export class SyncWorkerLink {
   private introTimer: TimerHandle | undefined;
   private flushScheduled = false;
   private reportedPushes = 0;
+  /** The wake doorbell (placement 'thread'; outlives a worker restart: the next worker continues its ring). */
+  private readonly doorbell: WakeDoorbell | undefined;
+  /** A wait on the doorbell is pending (listen). */
+  private listening = false;
 
   constructor(init: SyncWorkerLinkInit) {
     this.clock = init.clock;
@@ -135,6 +157,7 @@ export class SyncWorkerLink {
     this.source = init.source;
     this.hello = init.hello;
     this.handler = init.handler;
+    this.doorbell = this.placement === 'thread' ? new WakeDoorbell() : undefined;
     this.start();
   }
 
@@ -154,7 +177,8 @@ export class SyncWorkerLink {
       this.worker = undefined;
       this.inProcess = new SyncWorkerEndpoint((msg) => this.clock.setTimeout(() => this.onMessage(msg), 0), this.clock);
     }
-    for (const msg of this.hello()) this.post(msg);
+    const doorbell = this.doorbell?.buffer;
+    for (const msg of this.hello()) this.post(msg.op === 'init' && doorbell !== undefined ? { ...msg, doorbell } : msg);
   }
 
   /** The worker died: count and log it, start a new one, and let the handler hand it every unsynced watcher again. */
@@ -255,6 +279,41 @@ export class SyncWorkerLink {
       this.adoptRows.add(watcher.id, watcher.position, watcher.capacity, watcher.reachedLive ? 1 : 0);
     }
     this.scheduleFlush();
+    this.listen();
+  }
+
+  /**
+   * Keep one wait pending on the doorbell while the worker has members
+   * (a no-op while one is, or without a doorbell). It does not keep the
+   * process alive, and once the worker has nobody it is not renewed.
+   */
+  private listen(): void {
+    const bell = this.doorbell;
+    if (bell === undefined || this.listening || this.closed) return;
+    this.listening = true;
+    // Dekker pair (WakeDoorbell.armWait / ring): ids appended before WAITING was set are seen here and
+    // taken at once; any appended later find WAITING set and wake the wait.
+    const epoch = bell.armWait();
+    if (epoch === null) queueMicrotask(() => this.answerDoorbell());
+    else void bell.wait(epoch).then(() => this.answerDoorbell());
+  }
+
+  /** The doorbell rang: listen again, then wake the consumers of every id it held (one task for all). */
+  private answerDoorbell(): void {
+    this.listening = false;
+    if (this.closed) return;
+    const timed = channels.catchUpMain.hasSubscribers;
+    const t0 = timed ? performance.now() : 0;
+    const ids: number[] = [];
+    // Single delivery: take() moves HEAD past exactly the ids it returns; each wake is answered once.
+    this.doorbell!.take(ids);
+    // Re-armed before the wake-ups: ids the worker appends meanwhile are answered in a task of their own.
+    if (this.handler.workerHasMembers()) this.listen();
+    if (ids.length === 0) return;
+    if (channels.workerPost.hasSubscribers) channels.workerPost.publish({ cache: this.source, from: 'doorbell', ids });
+    this.handler.pushedInto(ids);
+    if (timed)
+      channels.catchUpMain.publish({ cache: this.source, step: 'worker-message', durationMs: performance.now() - t0 });
   }
 
   /** `watcher` ended: the worker forgets it (nothing to post if its introduction never left). */
@@ -337,7 +396,8 @@ export class SyncWorkerLink {
   /** Post `msg` (a worker thread: `transfer` moves those buffers instead of copying them). */
   post(msg: MainToWorker, transfer?: ArrayBuffer[]): void {
     if (this.closed && msg.op !== 'stop') return;
-    if (channels.workerPost.hasSubscribers) channels.workerPost.publish({ cache: this.source, message: msg });
+    if (channels.workerPost.hasSubscribers)
+      channels.workerPost.publish({ cache: this.source, from: 'main', message: msg });
     if (this.worker !== undefined) this.worker.postMessage(msg, transfer);
     else {
       const endpoint = this.inProcess!;
@@ -350,6 +410,7 @@ export class SyncWorkerLink {
     if (this.closed) return;
     this.post({ op: 'stop' });
     this.closed = true;
+    this.doorbell?.release(); // settles the pending wait (answerDoorbell then sees `closed`)
     const worker = this.worker;
     this.worker = undefined;
     if (worker !== undefined) void worker.terminate();
@@ -357,6 +418,8 @@ export class SyncWorkerLink {
 
   private onMessage(msg: WorkerToMain): void {
     if (this.closed) return;
+    if (channels.workerPost.hasSubscribers)
+      channels.workerPost.publish({ cache: this.source, from: 'worker', message: msg });
     const timed = channels.catchUpMain.hasSubscribers;
     const t0 = timed ? performance.now() : 0;
     this.handle(msg);
@@ -371,9 +434,11 @@ export class SyncWorkerLink {
         this.handler.pushedInto(msg.ids);
         break;
       case 'handback':
+        this.account(msg.totals); // before the watcher is back: its readers see complete totals
         this.handler.handBack(msg.id, msg.position, msg.passPushes);
         break;
       case 'expire':
+        this.account(msg.totals);
         this.handler.expired(msg.id, msg.position, msg.oldest);
         break;
       case 'reset-done':
@@ -386,8 +451,10 @@ export class SyncWorkerLink {
   }
 
   /** A pass's accounting: the stats, the `pass` observer channel, the deferred-events counter. */
-  private account(msg: Extract<WorkerToMain, { op: 'pushed' }>): void {
+  private account(msg: WorkerTotals): void {
     const b = this.stats;
+    if (msg.pushes === b.pushes && msg.passes === b.passes && msg.scanned === b.scanned && msg.workMs === b.workMs)
+      return; // nothing new (a hand-back right after a notice)
     if (channels.pass.hasSubscribers) {
       channels.pass.publish({
         cache: this.source,

@@ -18,7 +18,7 @@
 import { Unpackr } from 'msgpackr';
 import { decodeRingPayload, readRingSelection } from '../protocol/ring-payload.js';
 import type { IndexerFunc, KubeObject } from '../core/types.js';
-import { realClock, type Clock } from '../core/clock.js';
+import { realClock, type Clock, type TimerHandle } from '../core/clock.js';
 import { WatchCacheEvent } from '../history/watch-cache-event.js';
 import { EventTypeCode, eventTypeName, type HistoryRingHandle } from '../ring/ring-layout.js';
 import { HistoryRingReader, ReadStatus, TOO_OLD, createRingRecord, type RingRecord } from '../ring/ring-reader.js';
@@ -31,10 +31,11 @@ import { PassScheduler } from '../sync/pass-scheduler.js';
 import { Offer, SyncPass, type PassCursor, type PassHost, type PassMember, type PassStats } from '../sync/sync-pass.js';
 import { SyncCursor } from '../sync/sync-cursor.js';
 import { ControlBlock, roomWorthAPass, type ControlSnapshot } from './control-block.js';
-import type { AdoptRequest, WorkerToMain } from './sync-messages.js';
+import type { AdoptRequest, WorkerToMain, WorkerTotals } from './sync-messages.js';
 import { openRegion } from './channel-slabs.js';
+import type { WakeDoorbell } from './wake-doorbell.js';
 
-/** A 'pushed' notice without pushes (the worker's totals only) at most this often. */
+/** A 'pushed' notice with the worker's totals only (no ids) at most this often. */
 const STATS_EVERY_MS = 100;
 /** Entries of the pass's scanned-event cache (a power of two; WorkerPassHost.scannedRefs). */
 const SCANNED_SLOTS = 8192;
@@ -54,9 +55,11 @@ export class WorkerMember implements PassMember {
   removed = false;
   /**
    * Batched pushes (SpscChannel.pushBatched): a run is published once a quarter of the channel is
-   * pending (besides a waiting consumer, a full channel and the cohort's end: WorkerPassHost.push).
+   * pending (besides a full channel and the cohort's end: WorkerPassHost.push)...
    */
   readonly publishEvery: number;
+  /** ...and, while its consumer waits for data, once half of it is (a wake-up is worth that many events). */
+  readonly wakeEvery: number;
   /** In the host's list of members with a run open in this cohort (WorkerPassHost.publishAll). */
   listed = false;
 
@@ -89,6 +92,7 @@ export class WorkerMember implements PassMember {
     this.cursor.holdPosition();
     this.reachedLive = reachedLive;
     this.publishEvery = Math.max(1, known.channel.capacity >> 2);
+    this.wakeEvery = Math.max(1, known.channel.capacity >> 1);
   }
 
   /**
@@ -246,6 +250,14 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
   private pushes = 0;
   /** When the last 'pushed' notice left (clock ms). */
   private statsAt = -Infinity;
+  /** The totals moved since the last 'pushed' notice (a doorbell host sends them on a timer: statsTimer). */
+  private statsDirty = false;
+  private statsTimer: TimerHandle | undefined;
+  /**
+   * Wakes waiting main-thread consumers through shared memory (a worker thread's host): their ids, not a
+   * message each (wake-doorbell.ts). Undefined (in-process hosts): the ids travel in 'pushed' notices.
+   */
+  private readonly doorbell: WakeDoorbell | undefined;
   private scannedCount = 0;
   private decodes = 0;
 
@@ -272,8 +284,10 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
     send: (msg: WorkerToMain) => void,
     clock: Clock = realClock,
     roomSignal = false,
+    doorbell?: WakeDoorbell,
   ) {
     this.retryRounds = roomSignal ? 0 : 2;
+    this.doorbell = doorbell;
     this.reader = new HistoryRingReader(ring);
     this.control = new ControlBlock(control);
     this.options = options;
@@ -422,10 +436,16 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
 
   /**
    * Push one reference, batched (SpscChannel.pushBatched): the consumer sees
-   * a run at its publication (publish): at once when it waits for data, then
-   * every quarter of the channel, when the channel is full, and at the end
-   * of the cohort (cohortEnded), so a push costs no Atomics and no write of
-   * the shared position cell of its own (issue 13, deliverable 4).
+   * a run at its publication (publish): every quarter of the channel while
+   * it reads, every half while it waits for data, when the channel is full,
+   * and at the end of the cohort (cohortEnded), so a push costs no Atomics
+   * and no write of the shared position cell of its own (issue 13,
+   * deliverable 4). A waiting consumer is not told at the first push: a
+   * wake-up costs the worker ~10-40 µs (Atomics.notify, or a message) and
+   * the consumer drains faster than the worker pushes, so at the first push
+   * it came back for every few events (~12,000 wake-ups for 50,000 events at
+   * W = 1); at half a channel it takes ~50 events per wake-up while the worker
+   * pushes the rest.
    */
   private push(m: WorkerMember, ref: RingEventRef, variant: Variant): Offer {
     const channel = m.channel;
@@ -437,14 +457,11 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
     // Invariant 1 (position): held in the member's cursor; the cell follows at the publication.
     m.cursor.accepted(ref.rv);
     const pending = channel.pendingPushes;
-    if (pending === 1) {
-      if (!m.listed) {
-        m.listed = true;
-        this.openRuns.push(m);
-      }
-      // A consumer waiting for data reads while the worker pushes the rest.
-      if (channel.consumerWaiting) this.publish(m);
-    } else if (pending >= m.publishEvery) this.publish(m);
+    if (pending === 1 && !m.listed) {
+      m.listed = true;
+      this.openRuns.push(m);
+    }
+    if (pending >= m.publishEvery && (pending >= m.wakeEvery || !channel.consumerWaiting)) this.publish(m);
     return Offer.Pushed;
   }
 
@@ -453,29 +470,37 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
 
   /**
    * Publish a member's pending pushes, then its position (in that order:
-   * the cell never runs ahead of the channel). The consumer is told (the
-   * `pushed` notice) only when it waits for data: it announced that in the
-   * channel (DATA_WAITING), and this publication cleared it (a wake-up of
-   * the channel). A consumer that is still reading finds the events without
-   * a notice (issue 13, deliverable 4: no main-thread wake-up per fed
-   * watcher). The first waiting consumer of a cohort is told at once, so it
-   * reads while the worker pushes the rest; the others of the cohort at its
-   * end, in one notice.
+   * the cell never runs ahead of the channel). The consumer is told only
+   * when it waits for data: it announced that in the channel (DATA_WAITING),
+   * and this publication cleared it (a wake-up of the channel). A consumer
+   * that is still reading finds the events without being told (issue 13,
+   * deliverable 4: no main-thread wake-up per fed watcher).
    */
   private publish(m: WorkerMember): void {
     const channel = m.channel;
     if (channel.pendingPushes !== 0) {
       const wakes = channel.wakeups;
       channel.publishPushes();
-      if (channel.wakeups !== wakes) {
-        this.pushedTo.add(m.id);
-        if (!this.toldInCohort) {
-          this.toldInCohort = true;
-          this.notifyPushed();
-        }
-      }
+      if (channel.wakeups !== wakes) this.tell(m.id);
     }
     m.cursor.publishPosition();
+  }
+
+  /**
+   * Tell the main thread to wake waiting consumer `id` (its channel's
+   * DATA_WAITING was just cleared: nobody else will). Through the doorbell
+   * at once (the main thread reads while the worker pushes the rest). In a
+   * 'pushed' notice without one, or when it is full (so no wake is lost):
+   * the first waiting consumer of a cohort at once, the others of the
+   * cohort at its end, in one notice.
+   */
+  private tell(id: number): void {
+    if (this.doorbell?.ring(id) === true) return;
+    this.pushedTo.add(id);
+    if (!this.toldInCohort) {
+      this.toldInCohort = true;
+      this.notifyPushed();
+    }
   }
 
   /** Publish every run left open (the end of a cohort, of a retry round, of the pass). */
@@ -495,7 +520,7 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
   expire(m: WorkerMember, oldest: number): void {
     this.endedInPass = true;
     this.release(m);
-    this.send({ op: 'expire', id: m.id, position: m.position, oldest });
+    this.send({ op: 'expire', id: m.id, position: m.position, oldest, totals: this.totals() });
   }
 
   resync(m: WorkerMember): void {
@@ -523,24 +548,47 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
 
   /**
    * Tell the main thread which waiting consumers were pushed to since the
-   * last notice (it wakes them), with the worker's totals. Without any only
-   * every STATS_EVERY_MS (the totals), or at once after a hand-back or
+   * last notice (it wakes them: tell), with the worker's totals. Without any
+   * only every STATS_EVERY_MS (the totals), or at once after a hand-back or
    * expiry (`flush`: the totals are then complete when the watcher is back),
-   * so passes that fed only reading consumers, or none, post nothing.
+   * so passes that fed only reading consumers, or none, post nothing. With a
+   * doorbell (ids almost never travel here) totals left over by the last
+   * passes follow STATS_EVERY_MS after the previous notice (statsTimer):
+   * every consumer of the totals (metrics, the `pass` observer channel, the
+   * bench) gets them complete within that, however the passes ended.
    */
   private notifyPushed(force = false, flush = false): void {
-    if (this.pushedTo.size === 0 && !flush && !(force && this.clock.now() - this.statsAt >= STATS_EVERY_MS)) return;
+    if (force) this.statsDirty = true;
+    if (this.pushedTo.size === 0 && !flush && !(force && this.clock.now() - this.statsAt >= STATS_EVERY_MS)) {
+      if (force && this.doorbell !== undefined && this.statsTimer === undefined) {
+        this.statsTimer = this.clock.setTimeout(
+          () => {
+            this.statsTimer = undefined;
+            if (this.statsDirty) this.notifyPushed(false, true);
+          },
+          Math.max(1, STATS_EVERY_MS - (this.clock.now() - this.statsAt)),
+        );
+      }
+      return;
+    }
+    this.statsDirty = false;
     this.statsAt = this.clock.now();
-    this.send({
-      op: 'pushed',
-      ids: [...this.pushedTo],
+    this.send({ op: 'pushed', ids: [...this.pushedTo], ...this.totals() });
+    this.pushedTo.clear();
+  }
+
+  /**
+   * The worker's totals now. A hand-back or expiry carries them: the main thread reads complete totals
+   * once the watcher is back (the pass's own passes and workMs follow in the pass end's notice).
+   */
+  private totals(): WorkerTotals {
+    return {
       pushes: this.pushes,
       scanned: this.scannedCount,
       decodes: this.decodes,
       workMs: this.scheduler.workMs,
       passes: this.scheduler.passes,
-    });
-    this.pushedTo.clear();
+    };
   }
 
   served(m: WorkerMember): void {
@@ -699,7 +747,13 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
   private handBack(m: WorkerMember): void {
     this.endedInPass = true;
     this.release(m);
-    this.send({ op: 'handback', id: m.id, position: m.position, passPushes: m.cursor.passPushes });
+    this.send({
+      op: 'handback',
+      id: m.id,
+      position: m.position,
+      passPushes: m.cursor.passPushes,
+      totals: this.totals(),
+    });
   }
 
   /** Give the channel back to the main thread (it is the only writer from now on). */

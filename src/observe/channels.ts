@@ -9,7 +9,7 @@
  * are process-wide: a subscriber filters on it).
  */
 import diagnostics_channel from 'node:diagnostics_channel';
-import type { MainToWorker } from '../beta/sync-messages.js';
+import type { MainToWorker, WorkerToMain } from '../beta/sync-messages.js';
 import type { PassMember, PassStats } from '../sync/sync-pass.js';
 
 export const CHANNEL_NAMES = {
@@ -127,13 +127,15 @@ interface PassResyncMessage {
 }
 
 /**
- * Beta: one message the main thread posts to its sync worker, as it posts it
- * (the batching of introductions, adopts and forgets, as the worker will see it).
+ * Beta, the traffic between the main thread and its sync worker: `from: 'main'`, one message the main
+ * thread posts to the worker, as it posts it (the batching of introductions, adopts and forgets, as the
+ * worker will see it); `from: 'worker'`, one message from the worker as the main thread handles it;
+ * `from: 'doorbell'`, the consumers one turn of the wake doorbell woke (no message: shared memory).
  */
-interface WorkerPostMessage {
-  cache: object;
-  message: MainToWorker;
-}
+type WorkerPostMessage =
+  | { cache: object; from: 'main'; message: MainToWorker }
+  | { cache: object; from: 'worker'; message: WorkerToMain }
+  | { cache: object; from: 'doorbell'; ids: readonly number[] };
 
 /** Beta: main-thread time spent on catch-up outside the live path. */
 export interface CatchUpMainMessage {

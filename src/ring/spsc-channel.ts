@@ -657,9 +657,9 @@ export class SpscChannel {
   /**
    * Consumer: announce that it waits for data without parking on DATA_EPOCH
    * (a consumer woken some other way: the in-process Watcher, which the
-   * sync worker's `pushed` notice wakes). The producer's next tryPush sees
-   * DATA_WAITING, clears it and counts a wake-up (`wakeups`), so it knows to
-   * tell this consumer. False when there is data already (or it closed):
+   * sync worker's wake doorbell, or its `pushed` notice, wakes). The
+   * producer's next tryPush sees DATA_WAITING, clears it and counts a
+   * wake-up (`wakeups`), so it knows to tell this consumer. False when there is data already (or it closed):
    * then nothing was announced and the consumer should read again (Dekker
    * pair with tryPush, as waitForData).
    */
