@@ -162,7 +162,6 @@ export class CacheMetrics implements EncodingCounter {
       'Times the beta sync worker died and was restarted.',
       gr,
     ).labels(labels);
-    this.beforeRead.push(this.flushEncodings);
     // Zero-initialise the labelled series so every name shows up from the start.
     for (const success of ['true', 'false'])
       for (const fallback of ['true', 'false', 'skipped'])
@@ -170,30 +169,42 @@ export class CacheMetrics implements EncodingCounter {
   }
 
   /**
-   * One encoding made. Counted here and added to the prom-client counter
-   * once per turn (a microtask) and before every read: a labelled
-   * prom-client update hashes its labels (~0.5 µs), once per event per
-   * format otherwise, on every mode's ingest path.
+   * Batch a writer's prom-client updates: the function returned schedules
+   * `flush` once, at the end of this turn (a microtask), however often it is
+   * called before; a read of the metrics (`value`) runs a pending flush
+   * first. A labelled prom-client update hashes its labels (~0.5-3 µs), too
+   * much per event or per watcher on the live path.
    */
+  batched(flush: () => void): () => void {
+    let dirty = false;
+    const run = (): void => {
+      if (!dirty) return;
+      dirty = false;
+      flush();
+    };
+    this.beforeRead.push(run);
+    return () => {
+      if (dirty) return;
+      dirty = true;
+      queueMicrotask(run);
+    };
+  }
+
+  /** One encoding made: counted here, added to the prom-client counter once per turn (batched). */
   encoded(format: 'json' | 'msgpack'): void {
     if (format === 'json') this.pendingJson++;
     else this.pendingMsgpack++;
-    if (this.encodingsDirty) return;
-    this.encodingsDirty = true;
-    queueMicrotask(this.flushEncodings);
+    this.encodingsChanged();
   }
 
   private pendingJson = 0;
   private pendingMsgpack = 0;
-  private encodingsDirty = false;
-  private readonly flushEncodings = (): void => {
-    if (!this.encodingsDirty) return;
-    this.encodingsDirty = false;
+  private readonly encodingsChanged = this.batched(() => {
     if (this.pendingJson > 0) this.encodings.json.inc(this.pendingJson);
     if (this.pendingMsgpack > 0) this.encodings.msgpack.inc(this.pendingMsgpack);
     this.pendingJson = 0;
     this.pendingMsgpack = 0;
-  };
+  });
 
   consistentReadDone(success: boolean, fallback: 'true' | 'false' | 'skipped'): void {
     this.consistentRead.labels({ ...this.labels, success: String(success), fallback }).inc();
