@@ -144,6 +144,11 @@ export class SyncWorkerLink {
   private introTimer: TimerHandle | undefined;
   private flushScheduled = false;
   private reportedPushes = 0;
+  /**
+   * The totals of the workers that died before this one: a new worker counts from 0, so its totals are
+   * added to these (`stats` and the counters never go back after a restart).
+   */
+  private readonly before: WorkerTotals = { passes: 0, pushes: 0, scanned: 0, decodes: 0, workMs: 0 };
   /** The wake doorbell (placement 'thread'; outlives a worker restart: the next worker continues its ring). */
   private readonly doorbell: WakeDoorbell | undefined;
   /** A wait on the doorbell is pending (listen). */
@@ -188,6 +193,12 @@ export class SyncWorkerLink {
     console.error(`watchcache: the ${this.resourceName} sync worker died (${why}); restarting it`);
     this.handler.error(`sync worker died: ${why}`);
     this.worker = undefined;
+    const b = this.before; // what the dead worker reported is kept; the next one counts from 0
+    b.passes = this.stats.passes;
+    b.pushes = this.stats.pushes;
+    b.scanned = this.stats.scanned;
+    b.decodes = this.stats.decodes;
+    b.workMs = this.stats.workMs;
     this.pendingAdopts = []; // every unsynced watcher is adopted again by the handler, with its channel
     this.adoptRows.clear();
     this.introRows.clear(); // the new worker hears of each watcher again, at its adopt
@@ -452,29 +463,33 @@ export class SyncWorkerLink {
 
   /** A pass's accounting: the stats, the `pass` observer channel, the deferred-events counter. */
   private account(msg: WorkerTotals): void {
-    const b = this.stats;
-    if (msg.pushes === b.pushes && msg.passes === b.passes && msg.scanned === b.scanned && msg.workMs === b.workMs)
-      return; // nothing new (a hand-back right after a notice)
+    const s = this.stats;
+    const b = this.before; // this worker's totals start where the dead ones' ended
+    const passes = b.passes + msg.passes;
+    const pushes = b.pushes + msg.pushes;
+    const scanned = b.scanned + msg.scanned;
+    const workMs = b.workMs + msg.workMs;
+    if (pushes === s.pushes && passes === s.passes && scanned === s.scanned && workMs === s.workMs) return; // nothing new (a hand-back right after a notice)
     if (channels.pass.hasSubscribers) {
       channels.pass.publish({
         cache: this.source,
         thread: 'worker',
-        passes: msg.passes - b.passes,
-        durationMs: msg.workMs - b.workMs,
-        scanned: msg.scanned - b.scanned,
-        pushes: msg.pushes - b.pushes,
+        passes: passes - s.passes,
+        durationMs: workMs - s.workMs,
+        scanned: scanned - s.scanned,
+        pushes: pushes - s.pushes,
         cohorts: 0,
         resynced: 0,
         expired: 0,
       });
     }
-    b.passes = msg.passes;
-    b.workMs = msg.workMs;
-    b.pushes = msg.pushes;
-    b.scanned = msg.scanned;
-    b.decodes = msg.decodes;
-    this.metrics.deferredEvents.inc(Math.max(0, msg.pushes - this.reportedPushes));
-    this.reportedPushes = msg.pushes;
+    s.passes = passes;
+    s.workMs = workMs;
+    s.pushes = pushes;
+    s.scanned = scanned;
+    s.decodes = b.decodes + msg.decodes;
+    this.metrics.deferredEvents.inc(Math.max(0, pushes - this.reportedPushes)); // monotone: `before` carries the dead workers
+    this.reportedPushes = pushes;
   }
 }
 

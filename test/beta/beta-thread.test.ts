@@ -7,6 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
+import diagnostics_channel from 'node:diagnostics_channel';
 import { MemoryStore, WatchCache } from '../../src/index.js';
 import { asWatcher, type Watcher } from '../../src/watch/watcher.js';
 import { stallPolicyOf, betaSyncOf } from '../../src/cache/cache-internals.js';
@@ -156,8 +157,20 @@ test(
       `expected the stalled watchers to be unsynced, got ${betaSyncOf(cache)!.unsynced.size}`,
     );
     // They resume; half-way through catching up the worker thread dies.
+    // The worker's totals, as the observer and the stats see them, never go back (a new worker counts from 0).
+    const backwards: string[] = [];
+    const onPass = (m: unknown): void => {
+      const p = m as { thread: string; passes: number; pushes: number; scanned: number; durationMs: number };
+      if (p.thread === 'worker' && (p.passes < 0 || p.pushes < 0 || p.scanned < 0 || p.durationMs < 0))
+        backwards.push(`${p.passes} passes, ${p.pushes} pushes, ${p.scanned} scanned, ${p.durationMs} ms`);
+    };
+    diagnostics_channel.subscribe('watchcache:pass', onPass);
+    t.after(() => diagnostics_channel.unsubscribe('watchcache:pass', onPass));
     const readers = stalled.map((w) => consume(w, N, 0, 0));
     await sleep(30);
+    // (once the worker has reported some of its pushes, so that there are totals to keep)
+    for (let i = 0; i < 2000 && betaSyncOf(cache)!.workerStats.pushes === 0; i++) await sleep(5);
+    const beforeCrash = { ...betaSyncOf(cache)!.workerStats };
     await betaSyncOf(cache)!.crashWorkerForTest();
     const results = await Promise.all([healthyDone, ...readers]);
     const want = Array.from({ length: N }, (_, i) => Number(start) + i + 1);
@@ -166,5 +179,8 @@ test(
     assert.equal(await cache.metricValue('apiserver_terminated_watchers_total', { reason: 'unresponsive' }), 0);
     assert.equal(await cache.metricValue('apiserver_watch_cache_watcher_skipped_events_total'), 0);
     assert.ok(betaSyncOf(cache)!.workerStats.passes > 0);
+    const after = betaSyncOf(cache)!.workerStats;
+    assert.ok(after.pushes >= beforeCrash.pushes && after.passes >= beforeCrash.passes, 'the totals went back');
+    assert.deepEqual(backwards, [], 'a pass notice with a negative delta');
   },
 );
