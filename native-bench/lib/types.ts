@@ -162,6 +162,20 @@ export interface CatchupRow {
   writerLagBaseline: LatencySummary;
   elu: number;
   cpuMs: number;
+  /** The same catch-up once more, in the same process right after (the figures above are the first, cold one). */
+  warm: CatchupRepeat;
+}
+
+/** A repeated catch-up's figures (CatchupRow.warm): as the row's own fields of the same names. */
+interface CatchupRepeat {
+  timedOut: boolean;
+  windowS: number;
+  resynced: number;
+  expired410: number;
+  allResyncedMs: number;
+  delivered: number;
+  workerPushes: number;
+  cpuMs: number;
 }
 
 export type ThroughputScenario = 'trigger-1k' | 'all-100k';

@@ -160,6 +160,26 @@ function catchupVerdicts(rows: CatchupRow[], out: Verdict[]): void {
         true,
       ),
     );
+    // The same catch-up again in the same process: each mode's steady state (the line above is the cold one).
+    const warm = MODES.flatMap((mode): Figure[] => {
+      const r = rows.find((x) => x.mode === mode && x.watchers === w);
+      if (r === undefined) return [];
+      const all = r.warm.resynced === r.watchers;
+      const text = all
+        ? `all in ${fmt(r.warm.allResyncedMs / 1000)} s`
+        : `${r.warm.resynced}/${r.watchers}${r.warm.timedOut ? ` in ${fmt(r.maxS)} s` : ''}${r.warm.expired410 > 0 ? `, ${fmt(r.warm.expired410)} 410s` : ''}`;
+      return [
+        { key: mode, mode, value: all ? r.warm.allResyncedMs : UNFINISHED - r.warm.resynced, text, eligible: true },
+      ];
+    });
+    out.push(
+      judge(
+        '3. catch-up, warm (the same again in the same process): time until every watcher resynced',
+        `${w.toLocaleString('en-US')} watcher${w === 1 ? '' : 's'}, ${rows[0]!.historyEvents.toLocaleString('en-US')} events behind`,
+        warm,
+        true,
+      ),
+    );
     // The same work in every mode, so comparable when no mode resynced everyone within the bound.
     const rate = MODES.flatMap((mode): Figure[] => {
       const r = rows.find((x) => x.mode === mode && x.watchers === w);

@@ -58,7 +58,10 @@ export class WorkerMember implements PassMember {
    * pending (besides a full channel and the cohort's end: WorkerPassHost.push)...
    */
   readonly publishEvery: number;
-  /** ...and, while its consumer waits for data, once half of it is (a wake-up is worth that many events). */
+  /**
+   * ...and, while its consumer waits for data, only once a whole channel's worth is (the channel is
+   * full), or at the end of its run in the cohort (WorkerPassHost.push: one wake-up per run, not two).
+   */
   readonly wakeEvery: number;
   /** In the host's list of members with a run open in this cohort (WorkerPassHost.publishAll). */
   listed = false;
@@ -92,7 +95,7 @@ export class WorkerMember implements PassMember {
     this.cursor.holdPosition();
     this.reachedLive = reachedLive;
     this.publishEvery = Math.max(1, known.channel.capacity >> 2);
-    this.wakeEvery = Math.max(1, known.channel.capacity >> 1);
+    this.wakeEvery = Math.max(1, known.channel.capacity);
   }
 
   /**
@@ -437,15 +440,20 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
   /**
    * Push one reference, batched (SpscChannel.pushBatched): the consumer sees
    * a run at its publication (publish): every quarter of the channel while
-   * it reads, every half while it waits for data, when the channel is full,
-   * and at the end of the cohort (cohortEnded), so a push costs no Atomics
-   * and no write of the shared position cell of its own (issue 13,
-   * deliverable 4). A waiting consumer is not told at the first push: a
-   * wake-up costs the worker ~10-40 µs (Atomics.notify, or a message) and
-   * the consumer drains faster than the worker pushes, so at the first push
-   * it came back for every few events (~12,000 wake-ups for 50,000 events at
-   * W = 1); at half a channel it takes ~50 events per wake-up while the worker
-   * pushes the rest.
+   * it reads, when the channel is full, and at the end of the cohort
+   * (cohortEnded), so a push costs no Atomics and no write of the shared
+   * position cell of its own (issue 13, deliverable 4). A consumer that
+   * waits for data is told once per run: when the channel is full or the
+   * run ends (a cohort gives a member at most one channel's worth, so that
+   * is at most one wake-up per member per cohort). A wake-up is the
+   * expensive part of a pass: an Atomics.notify that resolves the main
+   * thread's waitAsync (the doorbell) took the worker ~50-70 µs of wall
+   * time on this 2-vCPU VM under load, against ~30 µs for the whole pass of
+   * 100 pushes without one (catchup9's pass timeline). At the first push the
+   * consumer came back for every few events (~12,000 wake-ups for 50,000
+   * events at W = 1); at half a channel it still waited twice per pass (the
+   * run's second half ended in a second wake-up: ~1,500 per 50,000 events);
+   * at the full run it is told about once per 100 events.
    */
   private push(m: WorkerMember, ref: RingEventRef, variant: Variant): Offer {
     const channel = m.channel;

@@ -233,7 +233,10 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
     // a slice of it, not a sort per cohort (10,000 members at many positions made that quadratic).
     // Unserved candidates have not moved since, so the order stays right for them.
     const byPosition = Array.from({ length: n }, (_, i) => i);
-    const positions = candidates.map((m) => m.cursor.position);
+    // A typed array: positions read from a shared cell are doubles and from a local cursor small integers,
+    // and a plain array's elements kind followed them (a deoptimization of the whole pass when it changed).
+    const positions = new Float64Array(n);
+    for (let i = 0; i < n; i++) positions[i] = candidates[i]!.cursor.position;
     byPosition.sort((a, b) => positions[a]! - positions[b]! || a - b);
 
     // ---- Step 2: cohorts ----

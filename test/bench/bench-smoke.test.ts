@@ -138,6 +138,11 @@ for (const mode of ['alpha', 'beta'] as Mode[]) {
       assert.equal(row.expired410, 0);
       assert.ok(row.delivered >= 3 * 500, `each received at least the 500 events behind (${row.delivered})`);
       assert.ok(row.allResyncedMs > 0);
+      // The warm repeat (the same catch-up again, in the same process) is measured and reported too.
+      assert.equal(row.warm.timedOut, false);
+      assert.equal(row.warm.resynced, 3, 'every watcher of the warm repeat resynced');
+      assert.equal(row.warm.expired410, 0);
+      assert.ok(row.warm.delivered >= 3 * 500 && row.warm.allResyncedMs > 0);
       assert.ok(row.pushBoundPerS > 0);
       assert.ok(
         row.healthyBaseline.count > 0 && row.healthyDuring.count > 0,
