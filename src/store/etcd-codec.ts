@@ -12,7 +12,8 @@
 import type { IEvent } from 'etcd3';
 import { BadRequestError } from '../core/errors.js';
 import type { KubeObject, StoreEvent } from '../core/types.js';
-import { markChecked, readableObject, type ObjectLimits } from './stored-shape.js';
+import { frozenStored, plainCopy } from './stored-copy.js';
+import { readableObject, type ObjectLimits } from './stored-shape.js';
 
 export class EtcdCodec {
   /** The key prefix, always ending in '/'. */
@@ -105,8 +106,9 @@ export class EtcdCodec {
 
 /** A frozen copy (object and metadata) with metadata.resourceVersion = rv, as MemoryStore hands out. */
 export function withRevision(object: KubeObject, metadata: KubeObject['metadata'], rv: number): KubeObject {
-  const meta = Object.freeze({ ...metadata, resourceVersion: String(rv) });
-  return markChecked(Object.freeze({ ...object, metadata: meta }));
+  const meta = plainCopy(metadata);
+  meta.resourceVersion = String(rv);
+  return frozenStored(object, meta);
 }
 
 /** The end of the key range with prefix `p`: p with its last byte incremented (carrying over 0xff). */

@@ -33,6 +33,7 @@ import {
 } from '../core/types.js';
 import { LogBudget, type CompactionLimits } from './memory-compaction.js';
 import { StoreCompactedError } from './store-errors.js';
+import { frozenStored, plainCopy } from './stored-copy.js';
 import { DEFAULT_OBJECT_LIMITS, markChecked, storableObject, type ObjectLimits } from './stored-shape.js';
 import {
   checkDeletePreconditions,
@@ -157,7 +158,11 @@ export class MemoryStore implements Store {
     if (prev === undefined) throw new NotFoundError(this.kind, name);
     checkDeletePreconditions(options, prev, name);
     const rv = this.rv + 1;
-    const last = markChecked({ ...prev, metadata: { ...prev.metadata, resourceVersion: String(rv) } });
+    const metadata = plainCopy(prev.metadata);
+    metadata.resourceVersion = String(rv);
+    const last = plainCopy(prev);
+    last.metadata = metadata;
+    markChecked(last);
     this.commit(
       key,
       { type: 'DELETED', object: last, prevObject: prev, resourceVersion: rv },
@@ -252,8 +257,9 @@ function stamp(
   rv: number,
   keep: { uid: string | undefined; creationTimestamp: string | undefined },
 ): KubeObject {
-  const metadata = { ...object.metadata, resourceVersion: String(rv) };
+  const metadata = plainCopy(object.metadata);
+  metadata.resourceVersion = String(rv);
   if (keep.uid !== undefined) metadata.uid = keep.uid;
   if (keep.creationTimestamp !== undefined) metadata.creationTimestamp = keep.creationTimestamp;
-  return markChecked(Object.freeze({ ...object, metadata: Object.freeze(metadata) }));
+  return frozenStored(object, metadata);
 }

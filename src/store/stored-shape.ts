@@ -72,39 +72,67 @@ function isPlainObject(v: object): boolean {
 }
 
 /**
+ * A value that does not fit, found by `measure`: the keys of its path are
+ * added as the walk unwinds (outermost last), so that a walk that finds
+ * nothing builds no path strings (it runs on every write: issue 13).
+ */
+class MisShaped extends Error {
+  readonly keys: string[] = [];
+  constructor(readonly problem: string) {
+    super(problem);
+  }
+  /** The 400 for it: `metadata.labels.app is ...` (arrays add no key). */
+  error(): ShapeError {
+    return bad(`${this.keys.reverse().join('.')} ${this.problem}`);
+  }
+}
+
+/**
  * Walk a JSON value: its types and depth; returns the estimated JSON size.
  * Recursion is bounded by `maxDepth` (a cycle exceeds it).
  */
-function measure(v: unknown, path: string, depth: number, limits: ObjectLimits): number {
+function measure(v: unknown, depth: number, limits: ObjectLimits): number {
   switch (typeof v) {
     case 'string':
       return v.length + 2;
     case 'boolean':
       return 5;
     case 'number':
-      if (!Number.isFinite(v)) throw bad(`${path} is not a finite number`);
+      if (!Number.isFinite(v)) throw new MisShaped('is not a finite number');
       return 8;
     case 'undefined':
       return 0;
     case 'object': {
       if (v === null) return 4;
-      if (depth >= limits.maxDepth) throw bad(`${path} is nested deeper than ${limits.maxDepth} levels`);
+      if (depth >= limits.maxDepth) throw new MisShaped(`is nested deeper than ${limits.maxDepth} levels`);
       if (Array.isArray(v)) {
         let n = 2;
-        for (let i = 0; i < v.length; i++) n += measure(v[i], path, depth + 1, limits) + 1;
+        for (let i = 0; i < v.length; i++) n += measure(v[i], depth + 1, limits) + 1;
         return n;
       }
-      if (!isPlainObject(v)) throw bad(`${path} is not a JSON object`);
+      if (!isPlainObject(v)) throw new MisShaped('is not a JSON object');
       let n = 2;
-      for (const key of Object.keys(v))
-        n +=
-          key.length +
-          4 +
-          measure((v as Record<string, unknown>)[key], path === '' ? key : `${path}.${key}`, depth + 1, limits);
+      for (const key of Object.keys(v)) {
+        try {
+          n += key.length + 4 + measure((v as Record<string, unknown>)[key], depth + 1, limits);
+        } catch (err) {
+          if (err instanceof MisShaped) err.keys.push(key);
+          throw err;
+        }
+      }
       return n;
     }
     default:
-      throw bad(`${path} is a ${typeof v}, not a JSON value`);
+      throw new MisShaped(`is a ${typeof v}, not a JSON value`);
+  }
+}
+
+/** `measure` from the top: a value that does not fit is a 400 naming its path. */
+function measured(object: unknown, limits: ObjectLimits): number {
+  try {
+    return measure(object, 0, limits);
+  } catch (err) {
+    throw err instanceof MisShaped ? err.error() : err;
   }
 }
 
@@ -166,7 +194,7 @@ export function storableObject(
     if (object[f] === null) topNulls.push(f);
     else if (object[f] !== undefined && typeof object[f] !== 'string') throw bad(`${f} must be a string`);
   }
-  const bytes = measure(object, '', 0, limits);
+  const bytes = measured(object, limits);
   if (bytes > limits.maxBytes) {
     throw new RequestEntityTooLargeError(
       `the object is larger than the limit of ${limits.maxBytes} bytes (about ${bytes} bytes of JSON)`,

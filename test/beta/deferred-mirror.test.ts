@@ -1,7 +1,9 @@
 /**
- * Beta's deferred mirror (src/beta/deferred-mirror.ts): the shared ring is
- * written after the live dispatch, so a healthy watcher has its event before
- * the ~30 µs of msgpack and ring copy are spent. What must still hold:
+ * Beta's deferred mirror (src/beta/deferred-mirror.ts): each event is
+ * written into the shared ring right after the consumers its dispatch woke,
+ * so a healthy watcher has its event before the msgpack and ring append are
+ * spent on it, and the pack finds the object still in the CPU caches. What
+ * must still hold:
  * - the control block never tells the sync worker of an RV the ring does
  *   not hold yet;
  * - encode once: each event is msgpack-encoded exactly once, and an event on
@@ -18,54 +20,70 @@ import { ControlBlock, type ControlSnapshot } from '../../src/beta/control-block
 import { decodeRingPayload } from '../../src/protocol/ring-payload.js';
 import { createRingRecord, HistoryRingReader, ReadStatus } from '../../src/ring/ring-reader.js';
 import { asWatcher } from '../../src/watch/watcher.js';
-import { flush, pod, Reader, setup } from '../unit/support/harness.js';
+import { flush, pod, setup } from '../unit/support/harness.js';
 
 const MSGPACK = { format: 'msgpack' };
 const ENCODINGS = 'apiserver_watch_cache_event_encodings_total';
 
-test('beta: the ring is written after the live dispatch, once per event, and the control block never runs ahead of it', async () => {
+test('beta: each event is mirrored right after the consumers its dispatch woke, once per event, and the control block never runs ahead of the ring', async () => {
   const { cache, store, clock } = await setup({ mode: 'beta' });
   const beta = betaSyncOf(cache)!;
   const first = await store.create(pod('a'));
+  for (const name of ['b', 'c']) await store.create(pod(name));
   await flush();
-  await clock.advance(0); // the first event's mirror
+  await clock.advance(0);
   const ring = new HistoryRingReader(beta.ringHandle);
   const control = new ControlBlock(beta.roomSignal);
   const snap: ControlSnapshot = { lastDispatchedRV: 0, oldestServableRV: undefined };
   const rv0 = cache.resourceVersion;
   assert.equal(ring.lastRV, rv0);
   assert.equal(control.read(snap).lastDispatchedRV, rv0);
-  const healthy = new Reader(asWatcher(cache.watch({ resourceVersion: String(rv0) })));
-  await healthy.drain();
   const published0 = ring.publishedIndex;
   const encodings0 = await cache.metricValue(ENCODINGS, MSGPACK);
 
-  // Three updates of the same object in one turn: the live path delivers them before the ring has any.
-  let obj = first;
-  for (let i = 1; i <= 3; i++) obj = await store.update({ ...obj, spec: { step: i } });
-  await healthy.drain();
-  assert.deepEqual(
-    healthy.summary,
-    [1, 2, 3].map((i) => `MODIFIED:${rv0 + i}`),
-  );
-  assert.equal(ring.publishedIndex, published0, 'nothing mirrored before the consumers ran');
-  assert.equal(control.read(snap).lastDispatchedRV, rv0, 'the control block waits for the ring');
-
-  await clock.advance(0); // the deferred flush
-  assert.equal(ring.publishedIndex, published0 + 3);
-  assert.equal(ring.lastRV, rv0 + 3);
+  // One watcher per object, each waiting: one store burst of three updates wakes all three.
+  const seen: string[] = [];
+  const loops = ['a', 'b', 'c'].map(async (name) => {
+    for await (const ev of cache.watch({ resourceVersion: String(rv0), fieldSelector: `metadata.name=${name}` })) {
+      const rv = Number(ev.object.metadata.resourceVersion);
+      const lastDispatched = control.read(snap).lastDispatchedRV;
+      assert.ok(
+        lastDispatched <= ring.lastRV,
+        `the control block says ${lastDispatched}, the ring holds ${ring.lastRV}`,
+      );
+      seen.push(`${name}@${rv - rv0}: ring ${ring.lastRV - rv0}`);
+      break;
+    }
+  });
+  await flush();
+  for (const name of ['a', 'b', 'c']) void store.update({ ...(await store.get('default', name)), spec: { step: 1 } });
+  await Promise.all(loops);
+  // Each consumer had its event before the ring did, and after the ring had the one before it.
+  assert.deepEqual(seen, ['a@1: ring 0', 'b@2: ring 1', 'c@3: ring 2']);
+  assert.equal(ring.publishedIndex, published0 + 3, 'all mirrored within the turn');
   assert.equal(control.read(snap).lastDispatchedRV, rv0 + 3);
-  assert.equal((await cache.metricValue(ENCODINGS, MSGPACK)) - encodings0, 3, 'one msgpack encoding per event');
+
+  // Three updates of the same object in one turn: each takes the frame before it as its previous object.
+  let obj = await store.get('default', 'a');
+  assert.equal(obj.metadata.uid, first.metadata.uid);
+  const published1 = ring.publishedIndex;
+  for (let i = 2; i <= 4; i++) obj = await store.update({ ...obj, spec: { step: i } });
+  await flush();
+  await clock.advance(0);
+  assert.equal(ring.publishedIndex, published1 + 3);
+  assert.equal(ring.lastRV, rv0 + 6);
+  assert.equal(control.read(snap).lastDispatchedRV, rv0 + 6);
+  assert.equal((await cache.metricValue(ENCODINGS, MSGPACK)) - encodings0, 6, 'one msgpack encoding per event');
 
   // Each event's previous object is the one before it (from the pending frame of the event that carried it).
   const unpackr = new Unpackr({ useRecords: false });
   const rec = createRingRecord(1024);
-  for (let i = 1; i <= 3; i++) {
-    assert.equal(ring.read(published0 + i - 1, rec), ReadStatus.OK);
+  for (let i = 2; i <= 4; i++) {
+    assert.equal(ring.read(published1 + i - 2, rec), ReadStatus.OK);
     assert.equal(rec.hasPrev, true);
     const d = decodeRingPayload(unpackr, rec.payload, rec.prevStart, rec.prevLength);
     assert.deepEqual(d.frame.object.spec, { step: i });
-    assert.deepEqual(d.prevObject?.spec, i === 1 ? {} : { step: i - 1 });
+    assert.deepEqual(d.prevObject?.spec, { step: i - 1 });
   }
   await cache.stop();
 });
@@ -73,16 +91,27 @@ test('beta: the ring is written after the live dispatch, once per event, and the
 test('beta: a watch from an old RV started while events wait for the mirror finds them in the ring at once', async () => {
   const { cache, store } = await setup({ mode: 'beta' });
   const beta = betaSyncOf(cache)!;
-  const first = await store.create(pod('a'));
+  const a = await store.create(pod('a'));
+  const b = await store.create(pod('b'));
   await flush();
   const from = cache.resourceVersion;
-  let obj = first;
-  for (let i = 1; i <= 2; i++) obj = await store.update({ ...obj, spec: { step: i } });
-  await flush(); // dispatched; the mirror waits for its turn (the virtual clock has not moved)
   const ring = new HistoryRingReader(beta.ringHandle);
-  assert.ok(ring.lastRV < from + 2, 'still pending');
-  const w = asWatcher(cache.watch({ resourceVersion: String(from) })); // behind: adopted by the worker
-  assert.equal(ring.lastRV, from + 2, 'the adopt flushed the mirror first');
-  assert.ok(w.unsynced);
+  let behind: ReturnType<typeof asWatcher> | undefined;
+  let pendingAtWatch = -1;
+  // The consumer of the first event runs before that event is mirrored: it opens the watch from there.
+  const loop = (async () => {
+    for await (const _ev of cache.watch({ resourceVersion: String(from) })) {
+      pendingAtWatch = from + 2 - ring.lastRV;
+      behind = asWatcher(cache.watch({ resourceVersion: String(from) })); // behind: adopted by the worker
+      assert.equal(ring.lastRV, from + 2, 'the adopt flushed the mirror first');
+      break;
+    }
+  })();
+  await flush();
+  void store.update({ ...a, spec: { step: 1 } });
+  void store.update({ ...b, spec: { step: 1 } });
+  await loop;
+  assert.equal(pendingAtWatch, 2, 'both events were still waiting for the mirror');
+  assert.ok(behind?.unsynced);
   await cache.stop();
 });

@@ -34,3 +34,10 @@ export function optimizeAfter(fn: unknown, run: () => void, warmups = 3): void {
 export function isOptimized(fn: unknown): boolean {
   return (status(fn) & OPTIMIZED) !== 0;
 }
+
+const sameMap = runInThisContext('(a, b) => %HaveSameMap(a, b)') as (a: unknown, b: unknown) => boolean;
+
+/** True when V8 gives `a` and `b` one hidden class (map): reads of their fields stay monomorphic. */
+export function sameHiddenClass(a: object, b: object): boolean {
+  return sameMap(a, b);
+}
