@@ -181,13 +181,15 @@ export class SharedWatcherChannel extends SpscChannel implements WatcherChannel 
   push(event: WatchEvent): boolean {
     // The live push of a synced watcher consumed here (issue 13, deliverable 2): owner-local, no Atomics,
     // and small enough to inline into the dispatch loop with pushLocal (everything else is pushOther).
-    // `localHasRoom` (the channel's own mode) is only ever opened through the owner-local calls this class
-    // makes while liveLocal, and handOff/detach end it: on the hot path it stands for liveLocal (and room).
+    // `localRoom` ≥ 0 (the channel's own mode) is only ever opened through the owner-local calls this class
+    // makes while liveLocal, and handOff/detach end it: on the hot path it stands for liveLocal.
     // The event carries its slot word, made once for every watcher it reaches (WatchEvent.slotWord): the
     // push stores it as is, with no range check or packing of its own (-1: pushOther packs it). A full
-    // channel goes to pushOther too, which refuses it (localHasRoom is one compare for open and not full).
+    // channel (room 0) is refused here, as pushLocal would: the first refusal, at a mass stall's fill, runs
+    // no code the pushes with room did not (no deoptimization of the dispatch loop it is inlined into).
     const word = event.slotWord;
-    if (word >= 0 && this.localHasRoom) return this.pushLocalWord(word);
+    const room = this.localRoom;
+    if (word >= 0 && room >= 0) return room > 0 && this.pushLocalWord(word);
     return this.pushOther(event);
   }
 

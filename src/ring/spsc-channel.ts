@@ -204,7 +204,7 @@ function foldOutcome(r: WaitOutcome): 'ok' | 'timed-out' {
  */
 export class SpscChannel {
   // Field order is layout: what the live push of a ready word reads comes first (five words after the
-  // object's three-word header: localHasRoom and pushLocalWord, `r` only at the wrap), then what pushLocal
+  // object's three-word header: localRoom and pushLocalWord, `r` only at the wrap), then what pushLocal
   // and popLocal add, so the live push reads the object's first cache line, at most two.
   // Every field has an initializer of the type the constructor stores (0, a typed array): an ES2022
   // field without one is defined as undefined first, and V8 then keeps a general representation for it
@@ -212,8 +212,8 @@ export class SpscChannel {
   /** Owner-local: references queued (TAIL − HEAD). */
   private localCount = 0;
   /**
-   * CAPACITY while LOCAL_OPEN, -1 otherwise: `localCount < localLimit` is the live push's one compare for
-   * "owner-local, open and not full" (localHasRoom). Set together with `local`, nowhere else.
+   * CAPACITY while LOCAL_OPEN, -1 otherwise: `localLimit − localCount` is the live push's room, negative
+   * unless owner-local and open (localRoom). Set together with `local`, nowhere else.
    */
   private localLimit = -1;
   /** Owner-local: the Float64 index of the slot the next push writes (r + TAIL mod CAPACITY: no base to add per push). */
@@ -450,7 +450,7 @@ export class SpscChannel {
 
   /**
    * The owner-local push of a ready slot word (4·ref + variant, ref checked; slotWordOf), for a caller that
-   * knows it has room (`localHasRoom`: LOCAL_OPEN and not full; a subclass's hot path): one slot word and two fields.
+   * knows it has room (`localRoom` > 0: LOCAL_OPEN and not full; a subclass's hot path): one slot word and two fields.
    */
   protected pushLocalWord(slotWord: number): true {
     const at = this.localTailWord;
@@ -461,13 +461,14 @@ export class SpscChannel {
   }
 
   /**
-   * Owner-local, open and not full: pushLocalWord may push. For a subclass's hot path (one compare, so its
-   * branch needs no ToBoolean); only the owner-local calls open it, and handOff, detach and every
-   * Atomics-side call end it (leaveLocal). False in every other state, where pushLocal decides (enter,
-   * refuse when full or closed).
+   * For a subclass's hot path: the free slots while owner-local and open (pushLocalWord may push when it is
+   * above 0; 0: full, refused), negative in every other state, where pushLocal decides (enter, refuse when
+   * closed). Only the owner-local calls open it, and handOff, detach and every Atomics-side call end it
+   * (leaveLocal). A number, not two booleans: the hot path's compares both run on every push, so a first
+   * refusal needs no code (and no type feedback) that the pushes with room did not run.
    */
-  protected get localHasRoom(): boolean {
-    return this.localCount < this.localLimit;
+  protected get localRoom(): number {
+    return this.localLimit - this.localCount;
   }
 
   /**
