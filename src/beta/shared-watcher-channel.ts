@@ -32,13 +32,6 @@ import { CELL_BYTES, CELL_SLOTS } from '../protocol/cursor-cell.js';
 import type { SlabSlot } from './channel-slabs.js';
 
 /**
- * The live push's variantOf, as a module-private const: V8 folds a module's own initialized const into
- * the code, while an imported function is loaded from its binding at every push and checked (for the
- * hole, then that it is the function it inlined). The same function, not a second table.
- */
-const variantOfDelivery = variantOf;
-
-/**
  * It is its SpscChannel (a subclass, not a wrapper): the live push reads one
  * object, the channel's own owner-local fields, and writes one slot word.
  */
@@ -188,10 +181,15 @@ export class SharedWatcherChannel extends SpscChannel implements WatcherChannel 
   push(event: WatchEvent): boolean {
     // The live push of a synced watcher consumed here (issue 13, deliverable 2): owner-local, no Atomics,
     // and small enough to inline into the dispatch loop with pushLocal (everything else is pushOther).
-    // `localOpen` (the channel's own mode) is only ever set through the owner-local calls this class makes
-    // while liveLocal, and handOff/detach clear it: on the hot path it stands for liveLocal.
-    const ref = event.ref;
-    if (ref >= 0 && this.localOpen) return this.pushLocal(ref, variantOfDelivery(event.delivery));
+    // `localRoom` ≥ 0 (the channel's own mode) is only ever opened through the owner-local calls this class
+    // makes while liveLocal, and handOff/detach end it: on the hot path it stands for liveLocal.
+    // The event carries its slot word, made once for every watcher it reaches (WatchEvent.slotWord): the
+    // push stores it as is, with no range check or packing of its own (-1: pushOther packs it). A full
+    // channel (room 0) is refused here, as pushLocal would: the first refusal, at a mass stall's fill, runs
+    // no code the pushes with room did not (no deoptimization of the dispatch loop it is inlined into).
+    const word = event.slotWord;
+    const room = this.localRoom;
+    if (word >= 0 && room >= 0) return room > 0 && this.pushLocalWord(word);
     return this.pushOther(event);
   }
 

@@ -25,7 +25,7 @@ import { Offer, offer } from '../watch/offer.js';
 /**
  * offer(), as a module-private const: V8 folds a module's own initialized const into the dispatch loop,
  * while an imported function is loaded from its binding and checked (the hole, then its identity) at
- * every offer (as shared-watcher-channel.ts's variantOfDelivery). The same function, not a second one.
+ * every offer. The same function, not a second one.
  */
 const offerOne = offer;
 

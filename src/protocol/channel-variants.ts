@@ -37,6 +37,22 @@ export function variantOf(delivery: Delivery): Variant {
   return (delivery > Delivery.AsIs ? delivery - 1 : 0) as Variant;
 }
 
+/**
+ * Largest reference whose slot word is a small integer: 4·ref + 3 < 2^30 (V8's Smi range with pointer
+ * compression, so the word is one tagged field everywhere and a push stores it with one conversion).
+ */
+const SMALL_WORD_REF_BOUND = 2 ** 28 - 1;
+
+/**
+ * The slot word (4·ref + variant: a channel slot's format, src/ring/spsc-channel.ts) of history event `ref`
+ * delivered as `delivery`, or -1: not a history reference (a bookmark), or above SMALL_WORD_REF_BOUND.
+ * Computed once per delivered form (WatchEvent.slotWord), so the live push of every watcher that receives
+ * it stores one ready word (issue 13, deliverable 2); -1 sends the push to the path that packs it itself.
+ */
+export function slotWordOf(ref: number, delivery: number): number {
+  return ref >= 0 && ref <= SMALL_WORD_REF_BOUND ? ref * 4 + variantOf(delivery) : -1;
+}
+
 /** The delivery a history-event variant stands for (not BOOKMARK: that is no history event). */
 export function deliveryOf(variant: Variant): Delivery {
   return variant === Variant.ADDED ? Delivery.Added : variant === Variant.DELETED ? Delivery.Deleted : Delivery.AsIs;

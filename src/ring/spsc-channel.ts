@@ -203,21 +203,21 @@ function foldOutcome(r: WaitOutcome): 'ok' | 'timed-out' {
  * pop/cancel/waitForData as consumer).
  */
 export class SpscChannel {
-  // Field order is layout: what pushLocal reads comes first (seven words after the object's three-word
-  // header), then what popLocal adds, so the live push reads the object's first cache line or two.
-  /**
-   * Owner-local mode (module doc): LOCAL_OFF, LOCAL_OPEN or LOCAL_CLOSED. While it is not LOCAL_OFF,
-   * HEAD, TAIL and CLOSED live in the fields below (a Smi: the hot path's test is one compare).
-   */
-  private local: number = LOCAL_OFF;
-  /** Owner-local: references queued (TAIL − HEAD). */
-  private localCount = 0;
-  /** Owner-local: the Float64 index of the slot the next push writes (r + TAIL mod CAPACITY: no base to add per push). */
-  private localTailWord = 0;
+  // Field order is layout: what the live push of a ready word reads comes first (five words after the
+  // object's three-word header: localRoom and pushLocalWord, `r` only at the wrap), then what pushLocal
+  // and popLocal add, so the live push reads the object's first cache line, at most two.
   // Every field has an initializer of the type the constructor stores (0, a typed array): an ES2022
   // field without one is defined as undefined first, and V8 then keeps a general representation for it
   // (a Smi check or a map check at every load on the push path) instead of a Smi or one known map.
-  readonly capacity: number = 0;
+  /** Owner-local: references queued (TAIL − HEAD). */
+  private localCount = 0;
+  /**
+   * CAPACITY while LOCAL_OPEN, -1 otherwise: `localLimit − localCount` is the live push's room, negative
+   * unless owner-local and open (localRoom). Set together with `local`, nowhere else.
+   */
+  private localLimit = -1;
+  /** Owner-local: the Float64 index of the slot the next push writes (r + TAIL mod CAPACITY: no base to add per push). */
+  private localTailWord = 0;
   // Views over the whole buffer, shared by every channel in it (one set per buffer: a slab of pooled
   // channels costs one set of typed-array objects, not three per channel), and this channel's bases.
   /** The slot words (4·ref + variant). */
@@ -226,6 +226,12 @@ export class SpscChannel {
   private readonly rEnd: number = 0;
   /** Float64 index of SLOT[0]. */
   private readonly r: number = 0;
+  /**
+   * Owner-local mode (module doc): LOCAL_OFF, LOCAL_OPEN or LOCAL_CLOSED. While it is not LOCAL_OFF,
+   * HEAD, TAIL and CLOSED live in the fields around it (a Smi: the hot path's test is one compare).
+   */
+  private local: number = LOCAL_OFF;
+  readonly capacity: number = 0;
   /** Owner-local: HEAD's position, in [0, 2·CAPACITY). */
   private localHead = 0;
   private readonly span: number = 0;
@@ -436,15 +442,33 @@ export class SpscChannel {
     return this.pushLocalOpen(ref, variant);
   }
 
-  /** The owner-local push itself (LOCAL_OPEN, ref checked): one slot word and two fields. */
+  /** The owner-local push itself (LOCAL_OPEN, ref checked). */
   private pushLocalOpen(ref: number, variant: Variant): boolean {
-    const count = this.localCount;
-    if (count === this.capacity) return false;
-    const word = this.localTailWord;
-    this.refs[word] = ref * 4 + variant;
-    this.localTailWord = word + 1 === this.rEnd ? this.r : word + 1;
-    this.localCount = count + 1;
+    if (this.localCount === this.capacity) return false;
+    return this.pushLocalWord(ref * 4 + variant);
+  }
+
+  /**
+   * The owner-local push of a ready slot word (4·ref + variant, ref checked; slotWordOf), for a caller that
+   * knows it has room (`localRoom` > 0: LOCAL_OPEN and not full; a subclass's hot path): one slot word and two fields.
+   */
+  protected pushLocalWord(slotWord: number): true {
+    const at = this.localTailWord;
+    this.refs[at] = slotWord;
+    this.localTailWord = at + 1 === this.rEnd ? this.r : at + 1;
+    this.localCount++;
     return true;
+  }
+
+  /**
+   * For a subclass's hot path: the free slots while owner-local and open (pushLocalWord may push when it is
+   * above 0; 0: full, refused), negative in every other state, where pushLocal decides (enter, refuse when
+   * closed). Only the owner-local calls open it, and handOff, detach and every Atomics-side call end it
+   * (leaveLocal). A number, not two booleans: the hot path's compares both run on every push, so a first
+   * refusal needs no code (and no type feedback) that the pushes with room did not run.
+   */
+  protected get localRoom(): number {
+    return this.localLimit - this.localCount;
   }
 
   /**
@@ -622,16 +646,6 @@ export class SpscChannel {
     this.localCount = 0;
   }
 
-  /**
-   * Owner-local and open right now: pushLocal and popLocal take their short
-   * path. For a subclass's hot path (a comparison, so its branch needs no
-   * ToBoolean); only the owner-local calls set it, and handOff, detach and
-   * every Atomics-side call clear it.
-   */
-  protected get localOpen(): boolean {
-    return this.local === LOCAL_OPEN;
-  }
-
   /** Variant of the reference the last pop() returned. */
   get lastVariant(): Variant {
     return this.popped;
@@ -793,7 +807,9 @@ export class SpscChannel {
     this.localHead = head;
     this.localCount = count;
     this.localTailWord = this.r + (tail < this.capacity ? tail : tail - this.capacity);
-    this.local = Atomics.load(h, this.b + H_CLOSED) !== 0 ? LOCAL_CLOSED : LOCAL_OPEN;
+    const closed = Atomics.load(h, this.b + H_CLOSED) !== 0;
+    this.local = closed ? LOCAL_CLOSED : LOCAL_OPEN;
+    this.localLimit = closed ? -1 : this.capacity;
   }
 
   /** Owner-local: TAIL's position, head + count in [0, 2·CAPACITY). */
@@ -812,6 +828,7 @@ export class SpscChannel {
     Atomics.store(h, this.b + H_HEAD, this.localHead);
     Atomics.store(h, this.b + H_TAIL, this.localTailPosition());
     this.local = LOCAL_OFF;
+    this.localLimit = -1;
   }
 
   /** Register as waiting for data; null when there is no need to park. */

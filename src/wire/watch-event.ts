@@ -9,6 +9,7 @@
 import { Packr } from 'msgpackr';
 import type { KubeObject, WatchEventLike, WatchEventType } from '../core/types.js';
 import type { PendingFrame } from './frame-source.js';
+import { slotWordOf } from '../protocol/channel-variants.js';
 
 /** Counts encodings per format (bound to the prom-client counter by the cache). */
 export interface EncodingCounter {
@@ -36,6 +37,8 @@ export class WatchEvent implements WatchEventLike {
   readonly ref: number;
   /** How it delivers that history event (selection.ts Delivery: 1 as is, 2 ADDED, 3 DELETED; 0 none). */
   readonly delivery: number;
+  /** The channel slot word of (ref, delivery) for beta's live push, made once here (slotWordOf; -1: none). */
+  readonly slotWord: number;
   #jsonLine: Buffer | undefined;
   #msgpack: Uint8Array | undefined;
   /** Where the ring mirror put this event's frame (beta), read before encoding again. */
@@ -47,6 +50,7 @@ export class WatchEvent implements WatchEventLike {
     this.rv = rv;
     this.ref = ref;
     this.delivery = delivery;
+    this.slotWord = slotWordOf(ref, delivery);
   }
 
   /** `{"type":...,"object":...}\n`, encoded once and shared by every stream that sends it. */

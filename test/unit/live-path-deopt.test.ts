@@ -14,7 +14,11 @@ import type { FullChannelPolicy } from '../../src/dispatch/full-channel-policy.j
 import { WatcherIndex } from '../../src/dispatch/watcher-index.js';
 import { WatchCacheEvent } from '../../src/history/watch-cache-event.js';
 import { CacheMetrics } from '../../src/metrics/cache-metrics.js';
-import { Selection } from '../../src/selection/selection.js';
+import { Delivery, Selection } from '../../src/selection/selection.js';
+import { ChannelSlabs } from '../../src/beta/channel-slabs.js';
+import { SharedWatcherChannel } from '../../src/beta/shared-watcher-channel.js';
+import { EventHistory } from '../../src/history/event-history.js';
+import { WatchEvent } from '../../src/wire/watch-event.js';
 import { type Watcher } from '../../src/watch/watcher.js';
 import { activeWatcher, FakeOwner, pod } from './support/harness.js';
 import { isOptimized, optimizeAfter } from './support/jit.js';
@@ -77,4 +81,29 @@ test('selection: the memo hit of deliveryFor needs no code the misses did not ru
   const first = selection.deliveryFor(event);
   assert.equal(selection.deliveryFor(event), first, 'the memo answers the same');
   assert.ok(isOptimized(deliveryFor), 'still optimized after its first hit');
+});
+
+test('beta live push: the first push into a full channel needs no code the pushes with room did not run', () => {
+  const slabs = new ChannelSlabs(() => {});
+  const channels = Array.from({ length: 8 }, () => {
+    const slot = slabs.allocate(4);
+    return new SharedWatcherChannel(4, new EventHistory(), undefined, { slot, buffer: slabs.bufferOf(slot) });
+  });
+  const event = new WatchEvent('MODIFIED', pod('p'), 2, 1, Delivery.AsIs);
+  const pushAll = (): number => {
+    let refused = 0;
+    for (const ch of channels) if (!ch.push(event)) refused++;
+    return refused;
+  };
+  const withRoom = (): void => {
+    pushAll();
+    for (const ch of channels) ch.clear();
+  };
+  for (let i = 0; i < 10; i++) withRoom();
+  const push: unknown = Reflect.get(SharedWatcherChannel.prototype, 'push');
+  optimizeAfter(push, withRoom);
+  assert.ok(isOptimized(push), 'optimized on pushes with room');
+  for (let i = 0; i < 4; i++) assert.equal(pushAll(), 0);
+  assert.equal(pushAll(), channels.length, 'every channel full: refused');
+  assert.ok(isOptimized(push), 'still optimized after its first refusal');
 });
