@@ -139,62 +139,55 @@ export function deliveriesToResyncAll(r: CatchupRow): number {
   return (r.watchers * (r.historyEvents + r.rate * r.maxS)) / r.maxS;
 }
 
+/** The figures a catch-up window resynced with (a row's own, the cold window, or its `warm` repeat). */
+type ResyncFigures = Pick<CatchupRow, 'resynced' | 'allResyncedMs' | 'timedOut' | 'expired410'>;
+
+/**
+ * One mode's figure for a "time until every watcher resynced" verdict: ranked by time when all resynced;
+ * otherwise after every mode that did, by how many did.
+ */
+function resyncFigure(r: CatchupRow, f: ResyncFigures): Figure {
+  const all = f.resynced === r.watchers;
+  const text = all
+    ? `all in ${fmt(f.allResyncedMs / 1000)} s`
+    : `${f.resynced}/${r.watchers}${f.timedOut ? ` in ${fmt(r.maxS)} s` : ''}${f.expired410 > 0 ? `, ${fmt(f.expired410)} 410s` : ''}`;
+  return { key: r.mode, mode: r.mode, value: all ? f.allResyncedMs : UNFINISHED - f.resynced, text, eligible: true };
+}
+
 function catchupVerdicts(rows: CatchupRow[], out: Verdict[]): void {
   const ws = [...new Set(rows.map((r) => r.watchers))].sort((a, b) => a - b);
   for (const w of ws) {
-    const figs = MODES.flatMap((mode): Figure[] => {
+    // This W's row of each mode, in MODES order.
+    const ofW = MODES.flatMap((mode): CatchupRow[] => {
       const r = rows.find((x) => x.mode === mode && x.watchers === w);
-      if (r === undefined) return [];
-      const all = r.resynced === r.watchers;
-      const text = all
-        ? `all in ${fmt(r.allResyncedMs / 1000)} s`
-        : `${r.resynced}/${r.watchers}${r.timedOut ? ` in ${fmt(r.maxS)} s` : ''}${r.expired410 > 0 ? `, ${fmt(r.expired410)} 410s` : ''}`;
-      // Ranked by time when all resynced; otherwise after every mode that did, by how many did.
-      return [{ key: mode, mode, value: all ? r.allResyncedMs : UNFINISHED - r.resynced, text, eligible: true }];
+      return r === undefined ? [] : [r];
     });
+    const behind = `${w.toLocaleString('en-US')} watcher${w === 1 ? '' : 's'}, ${rows[0]!.historyEvents.toLocaleString('en-US')} events behind`;
     out.push(
       judge(
         '3. catch-up: time until every watcher resynced',
-        `${w.toLocaleString('en-US')} watcher${w === 1 ? '' : 's'}, ${rows[0]!.historyEvents.toLocaleString('en-US')} events behind`,
-        figs,
+        behind,
+        ofW.map((r) => resyncFigure(r, r)),
         true,
       ),
     );
     // The same catch-up again in the same process: each mode's steady state (the line above is the cold one).
-    const warm = MODES.flatMap((mode): Figure[] => {
-      const r = rows.find((x) => x.mode === mode && x.watchers === w);
-      if (r === undefined) return [];
-      const all = r.warm.resynced === r.watchers;
-      const text = all
-        ? `all in ${fmt(r.warm.allResyncedMs / 1000)} s`
-        : `${r.warm.resynced}/${r.watchers}${r.warm.timedOut ? ` in ${fmt(r.maxS)} s` : ''}${r.warm.expired410 > 0 ? `, ${fmt(r.warm.expired410)} 410s` : ''}`;
-      return [
-        { key: mode, mode, value: all ? r.warm.allResyncedMs : UNFINISHED - r.warm.resynced, text, eligible: true },
-      ];
-    });
     out.push(
       judge(
         '3. catch-up, warm (the same again in the same process): time until every watcher resynced',
-        `${w.toLocaleString('en-US')} watcher${w === 1 ? '' : 's'}, ${rows[0]!.historyEvents.toLocaleString('en-US')} events behind`,
-        warm,
+        behind,
+        ofW.map((r) => resyncFigure(r, r.warm)),
         true,
       ),
     );
     // The same work in every mode, so comparable when no mode resynced everyone within the bound.
-    const rate = MODES.flatMap((mode): Figure[] => {
-      const r = rows.find((x) => x.mode === mode && x.watchers === w);
-      return r === undefined
-        ? []
-        : [
-            {
-              key: mode,
-              mode,
-              value: r.deliveriesPerS,
-              text: `${fmt(r.deliveriesPerS)}/s (all in ${fmt(r.maxS)} s needs ${fmt(deliveriesToResyncAll(r))}/s)`,
-              eligible: true,
-            },
-          ];
-    });
+    const rate = ofW.map((r): Figure => ({
+      key: r.mode,
+      mode: r.mode,
+      value: r.deliveriesPerS,
+      text: `${fmt(r.deliveriesPerS)}/s (all in ${fmt(r.maxS)} s needs ${fmt(deliveriesToResyncAll(r))}/s)`,
+      eligible: true,
+    }));
     out.push(
       judge(
         '3. catch-up: events delivered to the catch-up watchers',
@@ -203,20 +196,13 @@ function catchupVerdicts(rows: CatchupRow[], out: Verdict[]): void {
         false,
       ),
     );
-    const lat = MODES.flatMap((mode): Figure[] => {
-      const r = rows.find((x) => x.mode === mode && x.watchers === w);
-      return r === undefined
-        ? []
-        : [
-            {
-              key: mode,
-              mode,
-              value: r.healthyDuring.p99Us,
-              text: `${us(r.healthyDuring.p99Us)} (${fmt(r.healthyP99Ratio)}x without)`,
-              eligible: true,
-            },
-          ];
-    });
+    const lat = ofW.map((r): Figure => ({
+      key: r.mode,
+      mode: r.mode,
+      value: r.healthyDuring.p99Us,
+      text: `${us(r.healthyDuring.p99Us)} (${fmt(r.healthyP99Ratio)}x without)`,
+      eligible: true,
+    }));
     out.push(
       judge(
         '1. healthy p99 during catch-up',
