@@ -12,7 +12,7 @@
 import type { IEvent } from 'etcd3';
 import { BadRequestError } from '../core/errors.js';
 import type { KubeObject, StoreEvent } from '../core/types.js';
-import { frozenStored, plainCopy } from './stored-copy.js';
+import { frozenStored, metadataAt } from './stored-copy.js';
 import { readableObject, type ObjectLimits } from './stored-shape.js';
 
 export class EtcdCodec {
@@ -106,9 +106,7 @@ export class EtcdCodec {
 
 /** A frozen copy (object and metadata) with metadata.resourceVersion = rv, as MemoryStore hands out. */
 export function withRevision(object: KubeObject, metadata: KubeObject['metadata'], rv: number): KubeObject {
-  const meta = plainCopy(metadata);
-  meta.resourceVersion = String(rv);
-  return frozenStored(object, meta);
+  return frozenStored(object, metadataAt(metadata, rv));
 }
 
 /** The end of the key range with prefix `p`: p with its last byte incremented (carrying over 0xff). */

@@ -33,7 +33,7 @@ import {
 } from '../core/types.js';
 import { LogBudget, type CompactionLimits } from './memory-compaction.js';
 import { StoreCompactedError } from './store-errors.js';
-import { frozenStored, plainCopy } from './stored-copy.js';
+import { frozenStored, metadataAt, plainCopy } from './stored-copy.js';
 import { DEFAULT_OBJECT_LIMITS, markChecked, storableObject, type ObjectLimits } from './stored-shape.js';
 import {
   checkDeletePreconditions,
@@ -158,10 +158,8 @@ export class MemoryStore implements Store {
     if (prev === undefined) throw new NotFoundError(this.kind, name);
     checkDeletePreconditions(options, prev, name);
     const rv = this.rv + 1;
-    const metadata = plainCopy(prev.metadata);
-    metadata.resourceVersion = String(rv);
     const last = plainCopy(prev);
-    last.metadata = metadata;
+    last.metadata = metadataAt(prev.metadata, rv);
     markChecked(last);
     this.commit(
       key,
@@ -257,8 +255,7 @@ function stamp(
   rv: number,
   keep: { uid: string | undefined; creationTimestamp: string | undefined },
 ): KubeObject {
-  const metadata = plainCopy(object.metadata);
-  metadata.resourceVersion = String(rv);
+  const metadata = metadataAt(object.metadata, rv);
   if (keep.uid !== undefined) metadata.uid = keep.uid;
   if (keep.creationTimestamp !== undefined) metadata.creationTimestamp = keep.creationTimestamp;
   return frozenStored(object, metadata);

@@ -22,6 +22,13 @@ export function plainCopy<T extends object>(source: T): T {
   return Object.assign({}, source);
 }
 
+/** A copy of `metadata` (plainCopy) with resourceVersion `rv`, where the store stamps a write or revision. */
+export function metadataAt(metadata: ObjectMeta, rv: number): ObjectMeta {
+  const copy = plainCopy(metadata);
+  copy.resourceVersion = String(rv);
+  return copy;
+}
+
 /** `object` as a store hands it out: a frozen copy with `metadata` (a copy of the store's own), frozen too. */
 export function frozenStored(object: KubeObject, metadata: ObjectMeta): KubeObject {
   const copy = plainCopy(object);
