@@ -13,10 +13,16 @@
  *    the first such consumer of a cohort at its push, not at the cohort's end;
  *  - with a hot wait, after a pass that pushed the worker looks for room
  *    itself before it parks (no ROOM_WAITING, so a pop costs no notify), and
- *    after a pass that pushed nothing it parks at once.
- * The hot wait's clock is the test's own counter (no real time).
+ *    after a pass that pushed nothing it parks at once;
+ *  - after the hot wait's spin it sleeps on the room word with the wait
+ *    announced, and a consumer on another thread that reads a quarter of the
+ *    channel wakes it into the next pass (no park in between).
+ * The hot wait's clock is the test's own counter (no real time); the sleep is
+ * Atomics.wait, bounded so that a missed wake-up fails the test, not hangs it.
  */
+import { once } from 'node:events';
 import { test } from 'node:test';
+import { Worker } from 'node:worker_threads';
 import assert from 'node:assert/strict';
 import { HistoryRing } from '../../src/ring/ring-writer.js';
 import { SpscChannel } from '../../src/ring/spsc-channel.js';
@@ -275,6 +281,7 @@ test('worker: hot wait: after a pass that pushed it finds room itself (no wait a
   let r: ReturnType<typeof rig>;
   const hot: HotWait = {
     ms: 10,
+    spinMs: 10, // all of it spent looking (the announced sleep after the spin: the next test)
     now: () => {
       looks++;
       if (r.waiting()) announcedWhileLooking = true;
@@ -307,4 +314,48 @@ test('worker: hot wait: after a pass that pushed it finds room itself (no wait a
     await signalAndRunPass(r);
   }
   await assertAllOnceInOrderThenStop(r, got);
+});
+
+test('worker: hot wait: after its spin it sleeps on the room word with the wait announced; a quarter read on another thread wakes it into the next pass, without a park', async () => {
+  // The spin: three looks of the test's counter. The sleep: real time, up to 30 s until a hot wait found
+  // room (only a missed wake-up waits that long, and then the test fails), 5 ms after, for the later ones
+  // that nobody reads during (the test's own thread reads only between passes).
+  let looks = 0;
+  // eslint-disable-next-line prefer-const -- assigned once the rig exists (the hot wait is its argument)
+  let r: ReturnType<typeof rig>;
+  const hot: HotWait = {
+    get ms() {
+      return r.endpoint.hotWaits === 0 ? 30_000 : 5;
+    },
+    spinMs: 3,
+    now: () => ++looks,
+  };
+  r = rig(hot);
+  const reader = new Worker(new URL('./room-reader-worker.js', import.meta.url), {
+    workerData: { channel: r.channel.handle, control: r.control.buffer },
+  });
+  try {
+    await once(reader, 'message'); // ready: it watches ROOM_WAITING
+    const read = once(reader, 'message');
+    // Pass 1 fills the channel; the hot wait spins, then announces and sleeps until the reader's signal.
+    await r.clock.advance(0);
+    await settleAll();
+    const [{ got }] = (await read) as [{ got: number[] }];
+    assert.equal(got.length, CAPACITY / 4, 'the reader read a quarter, once the worker announced its wait');
+    assert.equal(r.endpoint.hotWaits, 1, 'the sleep ended with room: the next pass comes without a park');
+    assert.ok(looks < 20, `it looked only for its spin (${looks} looks)`);
+    await runPass(r);
+    assert.equal(r.passes(), 2, 'the room brought the next pass');
+    assert.equal(r.channel.size, CAPACITY, 'refilled');
+    // Nobody reads now: the second hot wait's sleep runs out and the worker parks.
+    assert.ok(r.waiting(), 'then parked');
+    assert.equal(r.endpoint.hotWaits, 1);
+    for (let guard = 0; guard < 100 && got.length < EVENTS; guard++) {
+      for (let ref = r.channel.pop(); ref >= 0; ref = r.channel.pop()) got.push(ref);
+      await signalAndRunPass(r);
+    }
+    await assertAllOnceInOrderThenStop(r, got);
+  } finally {
+    await reader.terminate();
+  }
 });
