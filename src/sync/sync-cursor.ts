@@ -138,7 +138,8 @@ export class SyncCursor {
    * One flat loop with no call per cursor (the array store of the append aside): it runs when 10,000
    * channels fill on one event, and that is its first run, in the interpreter, where each call of the
    * per-watcher methods (missed, raiseTo, position, accepted, markUnsynced) cost more than all its
-   * stores (issue 13). Every cursor here is the main thread's (`keepsPosition`).
+   * stores (issue 13). Beta passes the main thread's cursors (`keepsPosition`); any other cursor moves
+   * as `missed` and `markUnsynced` would move it.
    */
   static stallAll<C extends SyncCursor>(
     full: readonly (C | undefined)[],
@@ -156,7 +157,7 @@ export class SyncCursor {
         // Invariant 1 (position): at most X - 1, never lower (as `missed`)...
         const pos = missed > c.pos ? missed : c.pos;
         if ((f & UNSYNCED) !== 0) {
-          c.pos = pos; // (a held position: not the main thread's cursor of a synced watcher)
+          c.pos = pos; // a held position (not a synced watcher's main-thread cursor)
           continue;
         }
         // ...published to the cell before the writer side (and with it the position) may move on (as markUnsynced).
