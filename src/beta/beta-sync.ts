@@ -162,11 +162,15 @@ export class BetaSync implements HandBackContext {
       handler,
     });
     this.relist = new RelistReset(this.link, this.unsynced, this.hooks, (w) => this.adopt(w));
-    const leaveLive = (w: Watcher): void => this.hooks.unsynced(w);
+    const hooks = this.hooks;
+    const leaveLive = (ws: readonly (Watcher | undefined)[], from: number, to: number): void => {
+      if (hooks.unsyncedAll !== undefined) hooks.unsyncedAll(ws, from, to);
+      else for (let i = from; i < to; i++) hooks.unsynced(ws[i]!);
+    };
     this.stalls = new StallHandOver(init.clock, {
-      // Separate sets: out of the live index at once (in the mark's own loop), so no later event visits the
-      // stalled watchers while they wait for their slice (10,000 skips per event kept the main thread from
-      // the slices).
+      // Separate sets: out of the live index at once (in the mark's call, one flat loop), so no later event
+      // visits the stalled watchers while they wait for their slice (10,000 skips per event kept the main
+      // thread from the slices).
       mark: (full, count, rv, into) => this.unsynced.markStalled(full, count, rv, into, leaveLive),
       handOver: (w) => this.handOverStalled(w),
       drop: (w) => this.unsynced.remove(w), // a no-op when watcherEnded removed it already

@@ -11,6 +11,7 @@ import type { KubeObject } from '../core/types.js';
 import { type FieldSelector, parseFieldSelector, type Indexers } from './field-selector.js';
 import { type LabelSelector, parseLabelSelector } from './label-selector.js';
 import type { WatchCacheEvent } from '../history/watch-cache-event.js';
+import type { WatchEvent } from '../wire/watch-event.js';
 
 /** What a watcher receives for one event (see `Selection.classify`). */
 export const enum Delivery {
@@ -48,9 +49,10 @@ export class Selection {
   private readonly labelsEmpty: boolean;
   private readonly fieldsEmpty: boolean;
   private readonly all: boolean;
-  /** `deliveryFor`'s memo: the last event it answered, and the answer. */
+  /** `deliveryFor`'s and `formFor`'s memo: the last event they answered, and the answers. */
   private lastEvent: WatchCacheEvent | undefined = undefined;
   private lastDelivery: Delivery = Delivery.None;
+  private lastForm: WatchEvent | undefined = undefined;
 
   constructor(input: SelectionInput, indexers: Indexers, triggerField: string | undefined) {
     this.labels = parseLabelSelector(input.labelSelector);
@@ -88,11 +90,28 @@ export class Selection {
     // One return, after the miss branch: a selection with one watcher misses on every event, so a return
     // of its own on the hit path would have no type feedback when many watchers come to share the
     // selection, and its first hit would deoptimize the whole dispatch loop mid-event (issue 13).
-    if (event !== this.lastEvent) {
-      this.lastDelivery = this.classify(event);
-      this.lastEvent = event;
-    }
+    if (event !== this.lastEvent) this.remember(event);
     return this.lastDelivery;
+  }
+
+  /**
+   * What this selection receives for `event` as the form it is pushed in, `event.deliver(deliveryFor(event))`
+   * (undefined: nothing), remembered with `deliveryFor`'s answer: the live path's offer asks for every
+   * watcher, and the form then costs one load from this object (shared by the watchers: in cache) rather
+   * than a call of `deliver` per watcher (it is too big for V8 to inline into the dispatch loop once the
+   * consumers' pops have optimized it on its own; issue 13). Same events as `deliveryFor`.
+   */
+  formFor(event: WatchCacheEvent): WatchEvent | undefined {
+    if (event !== this.lastEvent) this.remember(event);
+    return this.lastForm;
+  }
+
+  /** The memo's miss: classify `event` once, for every watcher sharing this selection. */
+  private remember(event: WatchCacheEvent): void {
+    const d = this.classify(event);
+    this.lastDelivery = d;
+    this.lastForm = d === Delivery.None ? undefined : event.deliver(d);
+    this.lastEvent = event;
   }
 
   /**

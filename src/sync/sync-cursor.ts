@@ -130,15 +130,48 @@ export class SyncCursor {
     return true;
   }
   /**
-   * A failed live push of `rv` (X) in beta's mass stall, in one call: the position at X - 1 at most
-   * (`missed`), unsynced, waiting to join its set (UnsyncedSet.markStalled). False, and nothing
-   * changed but the position, when it already was unsynced.
+   * Failed live pushes of `rv` (X) in beta's mass stall, for the cursors of `full[0..count)` in one call:
+   * each position at X - 1 at most (as `missed`), unsynced, waiting to join its set (as `markUnsynced`,
+   * plus JOIN_PENDING; UnsyncedSet.markStalled). Each one that was synced is appended to `into`; one
+   * already unsynced keeps its flags (only its position moves). Returns how many were appended.
+   *
+   * One flat loop with no call per cursor (the array store of the append aside): it runs when 10,000
+   * channels fill on one event, and that is its first run, in the interpreter, where each call of the
+   * per-watcher methods (missed, raiseTo, position, accepted, markUnsynced) cost more than all its
+   * stores (issue 13). Beta passes the main thread's cursors (`keepsPosition`); any other cursor moves
+   * as `missed` and `markUnsynced` would move it.
    */
-  stalledAt(rv: number): boolean {
-    this.missed(rv); // invariant 1 (position): at most X - 1, never lower
-    if (!this.markUnsynced()) return false;
-    this.flags |= JOIN_PENDING;
-    return true;
+  static stallAll<C extends SyncCursor>(
+    full: readonly (C | undefined)[],
+    count: number,
+    rv: number,
+    into: (C | undefined)[],
+  ): number {
+    const missed = rv - 1;
+    let n = into.length;
+    const from = n;
+    for (let i = 0; i < count; i++) {
+      const c = full[i]!;
+      const f = c.flags;
+      if ((f & LOCAL) !== 0) {
+        // Invariant 1 (position): at most X - 1, never lower (as `missed`)...
+        const pos = missed > c.pos ? missed : c.pos;
+        if ((f & UNSYNCED) !== 0) {
+          c.pos = pos; // a held position (not a synced watcher's main-thread cursor)
+          continue;
+        }
+        // ...published to the cell before the writer side (and with it the position) may move on (as markUnsynced).
+        c.cell[0] = pos;
+      } else {
+        const cell = c.cell;
+        if (missed > cell[0]!) cell[0] = missed; // invariant 1 (position), as `missed`
+        if ((f & UNSYNCED) !== 0) continue;
+      }
+      c.flags = (f & ~LOCAL) | UNSYNCED | NEW_UNSYNCED | JOIN_PENDING;
+      c.#passPushes = 0;
+      into[n++] = c;
+    }
+    return n - from;
   }
   /** Set while it waits to join its unsynced set (UnsyncedSet only). */
   setJoinPending(pending: boolean): void {

@@ -9,7 +9,7 @@
  */
 import type { CacheMetrics } from '../metrics/cache-metrics.js';
 import { channels } from '../observe/channels.js';
-import type { SyncCursor } from './sync-cursor.js';
+import { SyncCursor } from './sync-cursor.js';
 
 export interface UnsyncedMember {
   readonly id: number;
@@ -74,27 +74,25 @@ export class UnsyncedSet<W extends UnsyncedMember> implements Iterable<W> {
    * to `into` and counts and observes the stall, once per episode (one
    * already unsynced is skipped). `join` makes it a member later; `remove`
    * before that drops the mark (it ended first). The gauge counts it from
-   * the mark on. One call for every channel the event found full: the loop
-   * below is all a mass stall costs the dispatch (its first run is cold code).
-   * `marked` is called for each fresh one in the same iteration (beta takes it
-   * out of the live index there), so the loop touches each watcher once.
+   * the mark on. One call for every channel the event found full: this is
+   * all a mass stall costs the dispatch, and its first run is cold code, so
+   * the per-watcher work is one flat loop (SyncCursor.stallAll) with no call
+   * per watcher. `marked` gets the fresh ones, `into[from..to)`, in one call
+   * (beta takes them out of the live index there, in a flat loop of its own).
+   * The members of `full` are cursors themselves (a Watcher is its own).
    */
   markStalled(
-    full: readonly (W | undefined)[],
+    full: readonly ((W & SyncCursor) | undefined)[],
     count: number,
     rv: number,
-    into: (W | undefined)[],
-    marked?: (w: W) => void,
+    into: ((W & SyncCursor) | undefined)[],
+    marked?: (fresh: readonly (W | undefined)[], from: number, to: number) => void,
   ): number {
     const from = into.length;
-    for (let i = 0; i < count; i++) {
-      const w = full[i]!;
-      if (!w.cursor.stalledAt(rv)) continue;
-      into.push(w);
-      if (marked !== undefined) marked(w);
-    }
-    const fresh = into.length - from;
+    // Invariant 1 (position): each position at X - 1 at most, never lower, in the cell before anyone else reads it.
+    const fresh = SyncCursor.stallAll(full, count, rv, into);
     if (fresh === 0) return 0;
+    if (marked !== undefined) marked(into, from, from + fresh);
     this.pendingStalls += fresh; // counted at the next flush (metricsChanged)
     this.joining += fresh;
     this.metricsChanged();

@@ -10,7 +10,6 @@
  * fault proofs cover every delivery path.
  */
 import type { WatchCacheEvent } from '../history/watch-cache-event.js';
-import { Delivery } from '../selection/selection.js';
 import { Offer } from '../sync/sync-pass.js';
 import type { Watcher } from './watcher.js';
 
@@ -21,11 +20,11 @@ export function offer(w: Watcher, event: WatchCacheEvent): Offer {
   if (event.rv <= w.cursor.position) return Offer.AlreadyHas;
   // Invariant 4 (selection): the registration-time copy decides, on every path alike (classified once per
   // event for every watcher sharing the Selection: src/selection/selection-table.ts).
-  const d = w.selection.deliveryFor(event);
-  if (d === Delivery.None) return Offer.NotSelected;
-  const delivered = event.deliver(d);
+  // The form is remembered with the decision (Selection.formFor: one load, no call per watcher).
+  const delivered = w.selection.formFor(event);
+  if (delivered === undefined) return Offer.NotSelected;
   if (w.faults !== undefined) {
-    const faulted = w.faults.offer(w, d, delivered, event.rv);
+    const faulted = w.faults.offer(w, w.selection.deliveryFor(event), delivered, event.rv);
     if (faulted !== undefined) return faulted;
   }
   if (!w.push(delivered)) return Offer.Full;

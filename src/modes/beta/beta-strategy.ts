@@ -36,6 +36,7 @@ export class BetaStrategy extends BetaSync implements CatchUpStrategy, WatcherPl
         expire: (w, oldest) => ctx.expiry.afterBacklog(w, w.position, oldest - 1),
         // Separate sets: live dispatch never walks an unsynced watcher.
         unsynced: (w) => ctx.index.remove(w),
+        unsyncedAll: (ws, from, to) => ctx.index.removeAll(ws, from, to),
         resynced: (w) => w.accepting && ctx.index.add(w),
         resyncPoint: () => ctx.lastDispatchedRV(), // beta resyncs at the last dispatched RV
       },
