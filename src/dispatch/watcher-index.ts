@@ -14,6 +14,19 @@ import type { IndexBucket, Watcher } from '../watch/watcher.js';
 
 export class WatcherBucket implements IndexBucket {
   readonly watchers: Watcher[] = [];
+
+  /** Take `watcher` (in this bucket) out: the last one moves into its slot (O(1), order not kept). */
+  take(watcher: Watcher): void {
+    watcher.indexBucket = undefined;
+    const list = this.watchers;
+    const i = watcher.indexSlot;
+    const last = list.pop()!;
+    if (last !== watcher) {
+      list[i] = last;
+      last.indexSlot = i;
+    }
+    watcher.indexSlot = -1;
+  }
 }
 
 export class WatcherIndex {
@@ -74,21 +87,13 @@ export class WatcherIndex {
   remove(watcher: Watcher): void {
     const bucket = watcher.indexBucket;
     if (bucket === undefined) return;
-    watcher.indexBucket = undefined;
     this.count--;
-    const list = bucket.watchers;
-    const i = watcher.indexSlot;
-    const last = list.pop()!;
-    if (last !== watcher) {
-      list[i] = last;
-      last.indexSlot = i;
-    }
-    watcher.indexSlot = -1;
+    bucket.take(watcher);
   }
 
   /**
-   * `remove` for `watchers[from..to)` (each one indexed or not), in one flat loop with no call per
-   * watcher but the bucket's pop: beta's mass stall takes 10,000 watchers out at once, and that first
+   * `remove` for `watchers[from..to)` (each one indexed or not), in one flat loop with one call per
+   * watcher (its bucket's take): beta's mass stall takes 10,000 watchers out at once, and that first
    * run is interpreted (issue 13).
    */
   removeAll(watchers: readonly (Watcher | undefined)[], from: number, to: number): void {
@@ -97,16 +102,8 @@ export class WatcherIndex {
       const watcher = watchers[k]!;
       const bucket = watcher.indexBucket;
       if (bucket === undefined) continue;
-      watcher.indexBucket = undefined;
       removed++;
-      const list = bucket.watchers;
-      const i = watcher.indexSlot;
-      const last = list.pop()!;
-      if (last !== watcher) {
-        list[i] = last;
-        last.indexSlot = i;
-      }
-      watcher.indexSlot = -1;
+      bucket.take(watcher);
     }
     this.count -= removed;
   }

@@ -62,6 +62,8 @@ export interface WatcherOwner {
 /** A bucket of the dispatch index, as a watcher records where it is indexed. */
 export interface IndexBucket {
   readonly watchers: Watcher[];
+  /** Take `watcher` (in this bucket) out of it (WatcherBucket.take). */
+  take(watcher: Watcher): void;
 }
 
 const DONE: IteratorResult<WatchEvent> = Object.freeze({ done: true, value: undefined });
