@@ -91,7 +91,9 @@ export async function runKepOnce(c: KepConfig): Promise<KepRow> {
   const beta = betaSyncOf(cache);
   const workerElu0 = beta?.workerUtilization();
   await sleep((c.stallS * 1000) / 2);
-  const workerBusyStall = workerElu0 === undefined ? 0 : (beta?.workerUtilization(workerElu0)?.utilization ?? 0);
+  // Node's utilization of an idle thread can come out a hair below 0 (-4e-8 seen): idle is 0, not "-0.00000400 %".
+  const workerBusyStall =
+    workerElu0 === undefined ? 0 : Math.max(0, beta?.workerUtilization(workerElu0)?.utilization ?? 0);
   await profiler?.end(`${profileName}-stall`);
   await profiler?.begin();
   ctx.resume();
