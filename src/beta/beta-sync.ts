@@ -163,10 +163,8 @@ export class BetaSync implements HandBackContext {
     });
     this.relist = new RelistReset(this.link, this.unsynced, this.hooks, (w) => this.adopt(w));
     const hooks = this.hooks;
-    const leaveLive = (ws: readonly (Watcher | undefined)[], from: number, to: number): void => {
-      if (hooks.unsyncedAll !== undefined) hooks.unsyncedAll(ws, from, to);
-      else for (let i = from; i < to; i++) hooks.unsynced(ws[i]!);
-    };
+    const leaveLive = (ws: readonly (Watcher | undefined)[], from: number, to: number): void =>
+      hooks.unsyncedAll(ws, from, to);
     this.stalls = new StallHandOver(init.clock, {
       // Separate sets: out of the live index at once (in the mark's call, one flat loop), so no later event
       // visits the stalled watchers while they wait for their slice (10,000 skips per event kept the main

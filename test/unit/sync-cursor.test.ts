@@ -148,3 +148,26 @@ test('the flags are independent: stalled, joining, new and the kept position mov
   assert.equal(stalledAt(c, 20), true, 'a new episode');
   assert.deepEqual([c.position, c.newUnsynced, c.passPushes], [19, true, 0]);
 });
+
+test('stallAll: cell-backed and held cursors, synced or already unsynced, each at X - 1 at most and never lower', () => {
+  // A cell-backed cursor (the sync worker's side, a remote consumer): the cell is its position.
+  const shared = new SyncCursor();
+  shared.cell[0] = 10;
+  // Already unsynced and holding its position (a worker member between passes).
+  const held = new SyncCursor();
+  held.cell[0] = 4;
+  assert.equal(held.markUnsynced(), true);
+  held.holdPosition();
+  // Already unsynced, cell-backed, ahead of the stall's X - 1.
+  const ahead = new SyncCursor();
+  ahead.cell[0] = 30;
+  assert.equal(ahead.markUnsynced(), true);
+  const into: SyncCursor[] = [];
+  assert.equal(SyncCursor.stallAll([shared, held, ahead], 3, 16, into), 1, 'only the synced one is fresh');
+  assert.deepEqual(into, [shared]);
+  assert.deepEqual([shared.position, shared.cell[0], shared.unsynced, shared.joinPending], [15, 15, true, true]);
+  assert.deepEqual([held.position, held.cell[0]], [15, 4], 'a held position moves, the cell waits for its publish');
+  assert.equal(ahead.position, 30, 'never lowered');
+  held.publishPosition();
+  assert.equal(held.cell[0], 15);
+});
