@@ -55,13 +55,19 @@ import {
 } from './sync-worker-link.js';
 import type { WorkerPassHost } from './worker-pass-host.js';
 
+/** Beta's stall hooks: StallPolicy's, and the mass stall's way out of the live index. */
+export interface BetaStallHooks extends StallHooks {
+  /** `watchers[from..to)` became unsynced at once (beta's mass stall: one call per event, a flat loop inside). */
+  unsyncedAll(watchers: readonly (Watcher | undefined)[], from: number, to: number): void;
+}
+
 export interface BetaSyncInit {
   clock: Clock;
   placement: SyncWorkerPlacement;
   pass: PassOptions;
   history: EventHistory;
   metrics: CacheMetrics;
-  hooks: StallHooks;
+  hooks: BetaStallHooks;
   indexers: Record<string, IndexerFunc>;
   triggerField: string | undefined;
   lastDispatchedRV: () => number;
@@ -76,7 +82,7 @@ export class BetaSync implements HandBackContext {
   readonly unsynced: UnsyncedSet<Watcher>;
   readonly history: EventHistory;
   readonly metrics: CacheMetrics;
-  readonly hooks: StallHooks;
+  readonly hooks: BetaStallHooks;
   private readonly source: object;
   private readonly indexerFields: string[];
   private readonly lastDispatched: () => number;

@@ -28,8 +28,6 @@ export interface StallHooks {
   expire(watcher: Watcher, oldest: number): void;
   /** The watcher became unsynced (beta: leaves the live path's index: separate sets). */
   unsynced(watcher: Watcher): void;
-  /** `watchers[from..to)` became unsynced at once (beta's mass stall: one call per event, a flat loop inside). */
-  unsyncedAll(watchers: readonly (Watcher | undefined)[], from: number, to: number): void;
   /** The watcher resynced (beta: rejoins the live path's index). */
   resynced(watcher: Watcher): void;
   /** The resync point: alpha, the end of the history; beta, the last dispatched RV. */

@@ -381,7 +381,6 @@ describe('alpha: the skipped-events counter and the resync point', () => {
     const policy = new StallPolicy(clock, resolvePassOptions({}), history, new CacheMetrics(DEFAULT_RESOURCE), {
       expire: () => {},
       unsynced: () => {},
-      unsyncedAll: () => {},
       resynced: () => {},
       resyncPoint: () => 0,
     });
@@ -413,7 +412,6 @@ describe('alpha: one wrap per selected event (StallPolicy + real history)', () =
     const policy = new StallPolicy(clock, resolvePassOptions({}), history, metrics, {
       expire: () => {},
       unsynced: () => {},
-      unsyncedAll: () => {},
       resynced: () => {},
       resyncPoint: () => history.lastRV ?? 0,
     });

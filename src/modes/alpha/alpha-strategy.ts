@@ -23,7 +23,6 @@ export class AlphaStrategy extends StallPolicy implements CatchUpStrategy {
       {
         expire: (w, oldest) => ctx.expiry.afterBacklog(w, w.position, oldest - 1),
         unsynced: () => {},
-        unsyncedAll: () => {},
         resynced: () => {},
         resyncPoint: () => ctx.cacheRV(), // alpha resyncs at the end of the history
       },
