@@ -3,13 +3,18 @@
  * after the live path has delivered it, not before (issue 13: the healthy
  * watchers' latency). The ring is what the sync worker and remote consumers
  * read; the watchers the main thread serves never need it. So the msgpack
- * encode, ring append and publish of an event run after its dispatch, in a
- * microtask queued behind the consumers that dispatch woke: those consumers
- * have their event first, and the mirror packs the object while their
- * encoding of it has just brought it into the CPU caches (issue 13: packed
- * a turn later, after ~200 other events, the pack cost up to 2x). In event
- * order, exactly once each; the turn's setImmediate flushes anything a
- * microtask did not reach.
+ * encode, ring append and publish of the turn's events run once the turn's
+ * consumers have had them: in one setImmediate per turn, after the
+ * microtasks, in event order, exactly once each.
+ *
+ * Not in a microtask per event: a writer's burst of k events dispatches all
+ * k before any consumer runs, and a consumer's continuation for event 2
+ * (its next() awaited after event 1) is queued behind every microtask the
+ * burst queued, so k mirrors (~15-25 µs each) ran ahead of each event after
+ * the first (issue 13: a burst of 50 reached a healthy watcher 2.5 ms after
+ * its write, against 1.2 ms in alpha; 1.3 ms now). A burst later the pack
+ * costs about what it did right after each consumer (21-25 µs against
+ * 18-24 µs per event, same spike): the turn's objects are still cached.
  *
  * Who needs the ring first, and how they get it:
  * - the sync worker: it sees the control block's last dispatched RV only
@@ -51,30 +56,10 @@ export class DeferredMirror {
   private events: WatchCacheEvent[] = [];
   private prevs: (FrameSource | undefined)[] = [];
   private frames: PendingFrame[] = [];
-  /** The first event not mirrored yet (the microtasks mirror from here; a flush takes the rest). */
-  private head = 0;
   private scheduled = false;
   private readonly flushSoon = (): void => {
     this.scheduled = false;
     this.flush();
-  };
-  /** One event, the oldest not mirrored yet (each dispatch queues one of these behind its consumers). */
-  private readonly mirrorNext = (): void => {
-    const i = this.head;
-    const events = this.events;
-    if (i >= events.length) return; // a flush took it already
-    const prevs = this.prevs;
-    const frames = this.frames;
-    const event = events[i]!;
-    const prev = prevs[i];
-    const frame = frames[i]!;
-    if (i + 1 === events.length) this.reset();
-    else {
-      this.head = i + 1;
-      prevs[i] = undefined; // the previous object's frame: no longer needed here
-    }
-    this.mirrorOne(event, prev, frame);
-    if (this.pending === 0) this.flushed(); // everything queued is in the ring: the control block may say so
   };
   /** For an object no event has carried (one from the initial list): the mirror encodes it when it needs the bytes. */
   readonly listedFrame = (object: KubeObject): PendingFrame => new PendingFrame(object);
@@ -88,7 +73,7 @@ export class DeferredMirror {
 
   /** Events waiting to be mirrored. */
   get pending(): number {
-    return this.events.length - this.head;
+    return this.events.length;
   }
 
   /** Queue `event` (just appended to the history); returns the frame the flush will make for it. */
@@ -109,16 +94,12 @@ export class DeferredMirror {
   }
 
   /**
-   * After each dispatch: the oldest queued event is mirrored in a microtask
-   * queued now, behind the consumers this dispatch woke (their continuations
-   * were queued as it pushed), so they never wait for it; each event of a
-   * store burst is mirrored after its own consumers. The turn's setImmediate
-   * flushes whatever is left.
+   * After each dispatch: what is queued is mirrored in the turn's
+   * setImmediate, behind every consumer the turn's dispatches woke and the
+   * events they go on to read, so none of them waits for it.
    */
   schedule(): void {
-    if (this.pending === 0) return;
-    queueMicrotask(this.mirrorNext);
-    if (this.scheduled) return;
+    if (this.pending === 0 || this.scheduled) return;
     this.scheduled = true;
     if (this.clock.setImmediate !== undefined) this.clock.setImmediate(this.flushSoon);
     else this.clock.setTimeout(this.flushSoon, 0);
@@ -130,9 +111,8 @@ export class DeferredMirror {
       const events = this.events;
       const prevs = this.prevs;
       const frames = this.frames;
-      const from = this.head;
       this.reset();
-      for (let i = from; i < events.length; i++) this.mirrorOne(events[i]!, prevs[i], frames[i]!);
+      for (let i = 0; i < events.length; i++) this.mirrorOne(events[i]!, prevs[i], frames[i]!);
     }
     this.flushed();
   }
@@ -146,7 +126,6 @@ export class DeferredMirror {
     this.events = [];
     this.prevs = [];
     this.frames = [];
-    this.head = 0;
   }
 
   /** Mirror one event; `frame` (the object state's already) gets the ring event that carries it. */
