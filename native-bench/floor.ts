@@ -12,6 +12,7 @@
 import { writeFileSync } from 'node:fs';
 import { Bench } from 'tinybench';
 import { channelTasks, encodeTasks, hopTask, ringTasks, type FloorTask } from './floor/memory-tasks.js';
+import { mirrorVsPack } from './floor/mirror-pack.js';
 import { socketTasks, wakeTask } from './floor/wake-tasks.js';
 import { isMain, runIsolated, serveChild } from './lib/isolate.js';
 import { printTable } from './lib/table.js';
@@ -51,6 +52,8 @@ async function bench(tasks: FloorTask[], timeMs: number): Promise<FloorRow[]> {
 export async function runFloor(c: FloorConfig): Promise<FloorRow[]> {
   const rows: FloorRow[] = [];
   rows.push(...(await bench([...ringTasks(), ...channelTasks(c.bigFanout), ...encodeTasks(), hopTask()], c.timeMs)));
+  // 100-event batches, as many as timeMs gives the pack's tinybench row (about 20 µs an event each side).
+  rows.push(...mirrorVsPack(Math.max(20, Math.round(c.timeMs / 4))));
   for (const kind of ['atomics', 'spsc'] as const) {
     for (const gap of [20, 200]) {
       const w = await wakeTask(kind, gap);

@@ -15,7 +15,7 @@ import { ChannelSlabs } from '../../src/beta/channel-slabs.js';
 import { SharedWatcherChannel } from '../../src/beta/shared-watcher-channel.js';
 import { EventHistory } from '../../src/history/event-history.js';
 import { msgpack, WatchEvent } from '../../src/wire/watch-event.js';
-import { makePod, podUpdate } from '../lib/pod.js';
+import { makePod } from '../lib/pod.js';
 
 export interface FloorTask {
   name: string;
@@ -191,22 +191,12 @@ export function channelTasks(big: number): FloorTask[] {
   ];
 }
 
-/** The fresh-update pack floor: the throughput suite's pods, and how many distinct update objects cycle. */
-const FRESH_PODS = 5000;
-const FRESH_POOL = 20_000;
-
 export function encodeTasks(): FloorTask[] {
   const pods = Array.from({ length: 64 }, (_, i) => makePod(i));
   const packr = msgpack; // the engine's encoder (its options): the floor of the engine's one encode
   const strings = pods.map((p) => JSON.stringify({ type: 'MODIFIED', object: p }));
   const packed = pods.map((p) => packr.pack({ type: 'MODIFIED', object: p }));
   const bytes = Buffer.byteLength(strings[0]!);
-  const bases = Array.from({ length: FRESH_PODS }, (_, i) => Object.freeze(makePod(i, { nodes: 1000 })));
-  const fresh = Array.from({ length: FRESH_POOL }, (_, i) => {
-    const u = podUpdate(bases[i % FRESH_PODS]!, i, i * 0.25);
-    return Object.freeze({ ...u, metadata: Object.freeze({ ...u.metadata, resourceVersion: String(i + 1) }) });
-  });
-  let f = 0;
   let k = 0;
   const next = (): number => (k = (k + 1) & 63);
   return [
@@ -230,16 +220,6 @@ export function encodeTasks(): FloorTask[] {
       unit: 'us/op',
       ops: 1,
       fn: () => packr.pack({ type: 'MODIFIED', object: pods[next()] }),
-    },
-    {
-      // The throughput suite's trigger-1k events (5,000 pods on 1,000 nodes, each event a fresh update of its
-      // pod, frozen as the store keeps it), each packed once and not again for 20,000 packs: the object graph
-      // is out of the CPU caches as in the engine, which the 64 hot pods above never are.
-      name: `msgpackr pack fresh update (throughput suite: ${FRESH_PODS.toLocaleString('en-US')} pods, each object packed once per ${FRESH_POOL.toLocaleString('en-US')})`,
-      group: 'encode pod',
-      unit: 'us/op',
-      ops: 1,
-      fn: () => packr.pack({ type: 'MODIFIED', object: fresh[(f = (f + 1) % FRESH_POOL)] }),
     },
     {
       name: 'JSON.parse event',
