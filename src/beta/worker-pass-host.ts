@@ -18,7 +18,7 @@
  * Run slots: an event a member gets as is, right after the last one it got
  * as is, joins that slot while it is unpublished (SpscChannel "Run slots";
  * Offer.PushedInRun), so a dense catch-up fills a channel with up to
- * CAPACITY events per slot. The KEP's "one channel's capacity per watcher
+ * RUN_MAX (16) events per slot. The KEP's "one channel's capacity per watcher
  * per cohort" and the pass's push budget count slots (what the channel
  * holds); the pushes the worker reports (metrics, the observer channels,
  * the hand-back's passPushes) count events.

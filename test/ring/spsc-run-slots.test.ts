@@ -160,7 +160,7 @@ describe('spsc channel: run slots', () => {
     ]);
   });
 
-  test('RUN_MAX: a run holds at most CAPACITY references (and MAX_RUN_LENGTH), so a channel holds ≤ CAPACITY²', () => {
+  test('RUN_MAX: a run holds at most min(CAPACITY, MAX_RUN_LENGTH) references, so a channel holds ≤ CAPACITY·RUN_MAX', () => {
     const { producer, consumer } = pair(4);
     const outcomes = pushRange(producer, 0, 15);
     assert.deepEqual(
