@@ -675,15 +675,8 @@ export class SpscChannel {
     let used = tail - head;
     if (used < 0) used += this.span;
     const slot = head < this.capacity ? head : head - this.capacity;
-    const packed = this.refs[this.r + slot]!;
-    let ref: number;
-    if (packed >= 0) {
-      ref = Math.floor(packed * 0.25);
-      this.popped = slotVariant(packed, ref);
-    } else {
-      ref = this.takeFromRun(packed);
-      if (this.runTaken !== 0) return this.heldRun(ref, used); // the run's slot stays queued
-    }
+    const ref = this.take(this.refs[this.r + slot]!);
+    if (this.runTaken !== 0) return this.heldRun(ref, used); // a run with references left: its slot stays queued
     this.poppedFull = used === this.capacity;
     this.popLeft = used - 1;
     // INVARIANT (slot reuse): the slot is read before HEAD releases it to the producer.
@@ -727,17 +720,10 @@ export class SpscChannel {
     const slot = head < this.capacity ? head : head - this.capacity;
     // INVARIANT (publish ordering): this slot lies before a TAIL this consumer loaded with Atomics (above or
     // at an earlier pop), so the producer's slot store is visible.
-    const packed = this.refs[this.r + slot]!;
-    let ref: number;
-    if (packed >= 0) {
-      ref = Math.floor(packed * 0.25);
-      this.popped = slotVariant(packed, ref);
-    } else {
-      ref = this.takeFromRun(packed);
-      if (this.runTaken !== 0) {
-        this.publishedHead = false; // HEAD stays on the run's slot
-        return this.heldRun(ref, used);
-      }
+    const ref = this.take(this.refs[this.r + slot]!);
+    if (this.runTaken !== 0) {
+      this.publishedHead = false; // HEAD stays on the run's slot
+      return this.heldRun(ref, used);
     }
     this.poppedFull = used === this.capacity;
     this.batchHead = head + 1 === this.span ? 0 : head + 1;
@@ -782,16 +768,9 @@ export class SpscChannel {
     if (count === 0) return this.local === LOCAL_CLOSED ? POP_CLOSED : POP_EMPTY;
     const head = this.localHead;
     const slot = head < this.capacity ? head : head - this.capacity;
-    const packed = this.refs[this.r + slot]!;
-    let ref: number;
-    if (packed >= 0) {
-      ref = Math.floor(packed * 0.25);
-      this.popped = slotVariant(packed, ref);
-    } else {
-      // A run the sync worker queued before it handed the channel back (module doc "Run slots").
-      ref = this.takeFromRun(packed);
-      if (this.runTaken !== 0) return this.heldRun(ref, count);
-    }
+    // A run here is one the sync worker queued before it handed the channel back (module doc "Run slots").
+    const ref = this.take(this.refs[this.r + slot]!);
+    if (this.runTaken !== 0) return this.heldRun(ref, count);
     // What the consumer asks around a pop (see pop()): from the local count, no Atomics.
     this.poppedFull = count === this.capacity;
     this.popLeft = count - 1;
@@ -806,6 +785,18 @@ export class SpscChannel {
     this.localHead = this.localTailPosition();
     this.localCount = 0;
     this.runTaken = 0; // a run it was taking went with the rest
+  }
+
+  /**
+   * The reference the head slot's word `packed` gives this pop, its variant in `popped`: the slot's own
+   * reference, or the next of its run (then `runTaken` ≠ 0 while the run has references left: the caller
+   * keeps the slot queued). Every pop path reads its slot through this.
+   */
+  private take(packed: number): number {
+    if (packed < 0) return this.takeFromRun(packed);
+    const ref = Math.floor(packed * 0.25);
+    this.popped = slotVariant(packed, ref);
+    return ref;
   }
 
   /**
