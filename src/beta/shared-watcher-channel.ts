@@ -21,6 +21,12 @@
  * knows it owns the writer side until it hands it to the worker itself
  * (`handToWorker`). A watcher consumed in another thread keeps buffers of its
  * own and the Atomics push (its consumer may park on the channel).
+ *
+ * The sync worker may queue a run slot: consecutive history references
+ * delivered as is in one slot (SpscChannel "Run slots"). Every pop path
+ * under shift() hands them out one per call, in order, so shift() delivers
+ * one event per call as ever, and a reference of a run that the history
+ * dropped before shift() reached it is OVERWRITTEN like any other.
  */
 import { deliveryOf, Terminal, Variant, variantOf, WriterOwner } from '../protocol/channel-variants.js';
 import { PortStateCells } from '../protocol/port-state-cells.js';
@@ -165,11 +171,17 @@ export class SharedWatcherChannel extends SpscChannel implements WatcherChannel 
   get full(): boolean {
     return !this.detached && super.size === this.capacity;
   }
-  /** The channel was full right before the last shift() that returned an event (SpscChannel.poppedFromFull). */
+  /**
+   * The channel was full right before the last shift() that returned an event and that shift released a
+   * slot (SpscChannel.poppedFromFull: false for a shift inside a run, which keeps its slot).
+   */
   get shiftedFromFull(): boolean {
     return this.poppedFromFull;
   }
-  /** Events left right after the last shift() that returned one (SpscChannel.leftAfterPop). */
+  /**
+   * Slots left right after the last shift() that returned an event (SpscChannel.leftAfterPop; a run partly
+   * shifted counts as one): 0 exactly when no event is left, and `capacity` minus it is the free room.
+   */
   get leftAfterShift(): number {
     return this.leftAfterPop;
   }

@@ -14,6 +14,14 @@
  * `handOffDistance` events of the last dispatched RV (the beta resync point)
  * is handed back; the main thread delivers those last few events and marks
  * it synced. Expired members are handed back with their 410.
+ *
+ * Run slots: an event a member gets as is, right after the last one it got
+ * as is, joins that slot while it is unpublished (SpscChannel "Run slots";
+ * Offer.PushedInRun), so a dense catch-up fills a channel with up to
+ * RUN_MAX (16) events per slot. The KEP's "one channel's capacity per watcher
+ * per cohort" and the pass's push budget count slots (what the channel
+ * holds); the pushes the worker reports (metrics, the observer channels,
+ * the hand-back's passPushes) count events.
  */
 import { Unpackr } from 'msgpackr';
 import { decodeRingPayload, readRingSelection } from '../protocol/ring-payload.js';
@@ -23,7 +31,7 @@ import { WatchCacheEvent } from '../history/watch-cache-event.js';
 import { EventTypeCode, eventTypeName, type HistoryRingHandle } from '../ring/ring-layout.js';
 import { HistoryRingReader, ReadStatus, TOO_OLD, createRingRecord, type RingRecord } from '../ring/ring-reader.js';
 import { hash32, NO_VALUE_HASH } from '../ring/hash32.js';
-import { SpscChannel } from '../ring/spsc-channel.js';
+import { RunPush, SpscChannel } from '../ring/spsc-channel.js';
 import { Delivery, Selection } from '../selection/selection.js';
 import { Variant, variantOf, WriterOwner } from '../protocol/channel-variants.js';
 import type { PassOptions } from '../sync/pass-options.js';
@@ -457,13 +465,24 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
    */
   private push(m: WorkerMember, ref: RingEventRef, variant: Variant): Offer {
     const channel = m.channel;
-    if (!channel.pushBatched(ref.index, variant)) {
+    // An event delivered as is may join the member's last unpublished slot as a run (SpscChannel "Run
+    // slots"): the next scanned event it gets as is, right after the last, takes no slot of its own, so a
+    // dense catch-up costs one channel hand-over per run of events, not per event (issue 13, deliverable 4).
+    // Anything else (another variant; an event it skipped, which leaves a gap) starts a new slot.
+    const pushed =
+      variant === Variant.AS_IS
+        ? channel.pushBatchedRun(ref.index)
+        : channel.pushBatched(ref.index, variant)
+          ? RunPush.SLOT
+          : RunPush.REFUSED;
+    if (pushed === RunPush.REFUSED) {
       this.publish(m); // full (by the HEAD it saw): what it took so far is the consumer's now
       return Offer.Full;
     }
-    this.pushes++;
+    this.pushes++; // events (the metrics and the observer count events), runs or not
     // Invariant 1 (position): held in the member's cursor; the cell follows at the publication.
     m.cursor.accepted(ref.rv);
+    if (pushed === RunPush.GREW) return Offer.PushedInRun; // no new slot: nothing to publish or list
     const pending = channel.pendingPushes;
     if (pending === 1 && !m.listed) {
       m.listed = true;

@@ -91,6 +91,39 @@
  * producer decides when (a waiting consumer, a quarter of the channel, the
  * end of its run); any other call on the producer side publishes first.
  *
+ * Run slots (pushBatchedRun): one slot may stand for a *run*, consecutive
+ * history references first, first+1, ..., first+len−1, all delivered as is
+ * (Variant.AS_IS), so a producer that feeds a catching-up watcher a dense
+ * stretch of history takes one slot per RUN_MAX events instead of per event,
+ * and a channel hand-over to the consumer carries RUN_MAX times as many
+ * events (issue 13, deliverable 4: 50,000 events behind were ~500 channel
+ * fills of 100 references each, ~93 µs of worker-to-consumer hand-over apiece). Only the batched push makes runs:
+ * pushBatchedRun grows the slot it wrote last while that slot is unpublished
+ * (no TAIL store has passed it: a published slot is the consumer's and is
+ * never written again) and the new reference is the run's last + 1; anything
+ * else (another variant, a gap, a publication, RUN_MAX reached) starts a new
+ * slot. The live pushes (tryPush, pushLocal, pushLocalWord) never make one.
+ *   Encoding: a run word is negative, −1 − (first·RUN_LEN_SPAN + len − 1),
+ * with len in [2, RUN_LEN_SPAN] and first in [0, MAX_RUN_REF] (2^41 − 1:
+ * first·2^12 + 4095 stays an exact Float64 integer), so it is ≤ −2 and never
+ * a single reference's word (≥ 0, bookmarks included); the pops never return
+ * it (they return the run's references one by one, so POP_EMPTY and
+ * POP_CLOSED keep their meaning). A reference above MAX_RUN_REF is pushed as a
+ * single slot.
+ *   Bound: a run holds at most RUN_MAX = min(CAPACITY, MAX_RUN_LENGTH = 16)
+ * events, so a channel references at most CAPACITY·RUN_MAX ≤ min(CAPACITY²,
+ * 16·CAPACITY) events (1,600 for the default 100 slots): what a slow consumer
+ * holds back stays bounded by the channel's size, as the KEP's channel cap
+ * intends, only in events rather than references. 16, not CAPACITY: smaller
+ * runs keep the consumer's bursts and the pass's refills short enough to
+ * overlap (RUN_MAX_EVENTS has the figures).
+ *   Consumption: every pop (pop, popBatched, popLocal) returns a run's
+ * references in order, one per call, exactly once: the run's slot stays
+ * queued (HEAD does not pass it) until its last reference is taken, and the
+ * consumer counts what it took of it (`runTaken`). Until then `size` counts
+ * it as one slot, `leftAfterPop` counts it as left, `poppedFromFull` is false
+ * (no slot was released) and popBatched publishes no HEAD.
+ *
  * Wake-ups: tryPush() calls Atomics.notify only when the consumer announced it
  * may be parked (DATA_WAITING), so a busy consumer costs one Atomics.load per
  * push and no notify. The async waits hold a ref'd keep-alive handle while
@@ -177,6 +210,49 @@ export const MAX_SLOT_REF = SLOT_REF_BOUND;
  * integer, so V8 compares it in Float64 (a conversion and a constant load per push).
  */
 const SMALL_REF_BOUND = 2 ** 30 - 1;
+
+/** A run word's length field: len − 1 in [1, RUN_LEN_SPAN − 1] (module doc "Run slots"). */
+const RUN_LEN_SPAN = 4096;
+const RUN_LEN_MASK = RUN_LEN_SPAN - 1;
+/** Largest first reference of a run: first·RUN_LEN_SPAN + RUN_LEN_SPAN − 1 stays a safe integer (< 2^53). */
+const RUN_REF_BOUND = 2 ** 41 - 1;
+export const MAX_RUN_REF = RUN_REF_BOUND;
+/**
+ * Most events one run slot stands for (a channel's own bound, RUN_MAX, is min(CAPACITY, this); ≤ RUN_LEN_SPAN).
+ * Not more: a channel then holds at most 16·CAPACITY events, which keeps the work a consumer finds in one
+ * go, and the room a pass refills at a time, small enough to overlap. Measured on the catchup suite (beta,
+ * W = 1 and 100, 50,000 events behind, medians of interleaved runs): runs of up to CAPACITY (100) events
+ * resynced W = 1 in 173 ms cold and W = 100 in 1.94 s; runs of up to 16 in 110 ms and 1.31 s, with a lower
+ * healthy p99 during the catch-up.
+ */
+const RUN_MAX_EVENTS = 16;
+export const MAX_RUN_LENGTH = RUN_MAX_EVENTS;
+
+/** What pushBatchedRun did. */
+export const RunPush = {
+  /** Nothing: the channel is full (by the HEAD the producer saw) or closed. */
+  REFUSED: 0,
+  /** The reference took a slot of its own (which may grow into a run). */
+  SLOT: 1,
+  /** The reference grew the last unpublished slot into a run (or the run by one): no slot taken. */
+  GREW: 2,
+} as const;
+export type RunPush = (typeof RunPush)[keyof typeof RunPush];
+
+/** The slot word of a run of `len` (2..RUN_LEN_SPAN) references from `first` (≤ RUN_REF_BOUND): negative. */
+function runWord(first: number, len: number): number {
+  return -1 - (first * RUN_LEN_SPAN + (len - 1));
+}
+
+/** The first reference of run word `word` (< 0). */
+function runFirst(word: number): number {
+  return Math.floor((-1 - word) * (1 / RUN_LEN_SPAN));
+}
+
+/** The length of run word `word` whose first reference is `first` (runFirst). */
+function runLength(word: number, first: number): number {
+  return ((-1 - word - first * RUN_LEN_SPAN) & RUN_LEN_MASK) + 1;
+}
 
 /** A reference no slot holds exactly (see MAX_SLOT_REF): refused, nothing is pushed. */
 function refuseReference(ref: number): never {
@@ -272,6 +348,16 @@ export class SpscChannel {
   private pushTail = 0;
   private pushRoom = 0;
   private pushPending = 0;
+  // Run slots (module doc "Run slots"). Producer: the Float64 index of the slot pushBatchedRun wrote last
+  // while it may still grow (unpublished, as is; -1: none) and how many references it stands for. The run's
+  // first reference is read back from that slot word: a field holding it would turn to a double field once
+  // references pass 2^30 (the map deprecation `slotVariant` documents).
+  private runAt = -1;
+  private runLen = 0;
+  /** Most references one run slot stands for here: RUN_MAX = min(CAPACITY, RUN_MAX_EVENTS) (module doc "Run slots"). */
+  private readonly runMax: number = 1;
+  /** Consumer: references of the head slot's run already taken (0: none yet; reset when its last is taken). */
+  private runTaken = 0;
 
   /** Bytes one channel of `capacity` slots takes in a buffer (a multiple of 8). */
   static bytesFor(capacity: number): number {
@@ -337,6 +423,7 @@ export class SpscChannel {
     this.capacity = cap;
     this.span = cap * 2;
     this.batchSize = Math.max(1, cap >> 2);
+    this.runMax = Math.min(cap, RUN_MAX_EVENTS);
     this.refs = views.f64;
     this.r = (at + HEADER_BYTES) >> 3;
     this.rEnd = this.r + cap;
@@ -383,7 +470,46 @@ export class SpscChannel {
     this.pushTail = tail + 1 === this.span ? 0 : tail + 1;
     this.pushRoom--;
     this.pushPending++;
+    this.runAt = -1; // a reference of its own: no run grows past it
     return true;
+  }
+
+  /**
+   * pushBatched of a reference delivered as is that may join the last slot
+   * (module doc "Run slots"): when the slot this producer wrote last is still
+   * unpublished, stands for references up to `ref` − 1, as is, and holds
+   * fewer than RUN_MAX, it grows by `ref` (RunPush.GREW: no slot taken, no
+   * room needed); otherwise `ref` takes a slot as pushBatched would
+   * (RunPush.SLOT), or nothing happens (RunPush.REFUSED: full or closed).
+   * Allocation-free. Only the current writer may call it.
+   */
+  pushBatchedRun(ref: number): RunPush {
+    if (!this.pushing && !this.openPushBatch()) return RunPush.REFUSED;
+    const at = this.runAt;
+    if (at >= 0) {
+      const len = this.runLen;
+      const word = this.refs[at]!;
+      const first = len === 1 ? word * 0.25 : runFirst(word);
+      // INVARIANT (publish ordering): `at` is unpublished (runAt is reset at every publication), so the
+      // consumer has not read it and cannot until the TAIL store that passes it.
+      if (ref === first + len && len < this.runMax) {
+        this.refs[at] = runWord(first, len + 1);
+        this.runLen = len + 1;
+        return RunPush.GREW;
+      }
+    }
+    if (this.pushRoom === 0 && !this.reloadPushRoom()) return RunPush.REFUSED;
+    if (!(ref >= 0 && ref <= SLOT_REF_BOUND)) return refuseReference(ref);
+    const tail = this.pushTail;
+    const word = this.r + (tail < this.capacity ? tail : tail - this.capacity);
+    this.refs[word] = ref * 4;
+    this.pushTail = tail + 1 === this.span ? 0 : tail + 1;
+    this.pushRoom--;
+    this.pushPending++;
+    // A run word holds first references up to RUN_REF_BOUND only: above it, single slots (refused as a run).
+    this.runAt = ref <= RUN_REF_BOUND ? word : -1;
+    this.runLen = 1;
+    return RunPush.SLOT;
   }
 
   /** References pushBatched() wrote that the consumer cannot see yet (publishPushes publishes them). */
@@ -397,6 +523,7 @@ export class SpscChannel {
    * as by tryPush). No-op when nothing is pending. Producer only.
    */
   publishPushes(): void {
+    this.runAt = -1; // the slots become the consumer's: none of them grows again
     if (this.pushPending === 0) return;
     this.pushPending = 0;
     this.publishTail(this.pushTail);
@@ -547,12 +674,11 @@ export class SpscChannel {
     // What the consumer asks around a pop, from this one TAIL read (no size/full reads: two Atomics loads each).
     let used = tail - head;
     if (used < 0) used += this.span;
+    const slot = head < this.capacity ? head : head - this.capacity;
+    const ref = this.take(this.refs[this.r + slot]!);
+    if (this.runTaken !== 0) return this.heldRun(ref, used); // a run with references left: its slot stays queued
     this.poppedFull = used === this.capacity;
     this.popLeft = used - 1;
-    const slot = head < this.capacity ? head : head - this.capacity;
-    const packed = this.refs[this.r + slot]!;
-    const ref = Math.floor(packed * 0.25);
-    this.popped = slotVariant(packed, ref);
     // INVARIANT (slot reuse): the slot is read before HEAD releases it to the producer.
     Atomics.store(h, this.b + H_HEAD, head + 1 === this.span ? 0 : head + 1);
     if (Atomics.load(h, this.b + H_SPACE_WAITING) !== 0) this.wake(H_SPACE_WAITING, H_SPACE_EPOCH);
@@ -591,13 +717,15 @@ export class SpscChannel {
     }
     let used = this.batchTail - head;
     if (used < 0) used += this.span;
-    this.poppedFull = used === this.capacity;
     const slot = head < this.capacity ? head : head - this.capacity;
     // INVARIANT (publish ordering): this slot lies before a TAIL this consumer loaded with Atomics (above or
     // at an earlier pop), so the producer's slot store is visible.
-    const packed = this.refs[this.r + slot]!;
-    const ref = Math.floor(packed * 0.25);
-    this.popped = slotVariant(packed, ref);
+    const ref = this.take(this.refs[this.r + slot]!);
+    if (this.runTaken !== 0) {
+      this.publishedHead = false; // HEAD stays on the run's slot
+      return this.heldRun(ref, used);
+    }
+    this.poppedFull = used === this.capacity;
     this.batchHead = head + 1 === this.span ? 0 : head + 1;
     const pending = this.batchPending + 1;
     let left = used - 1;
@@ -639,13 +767,13 @@ export class SpscChannel {
     const count = this.localCount;
     if (count === 0) return this.local === LOCAL_CLOSED ? POP_CLOSED : POP_EMPTY;
     const head = this.localHead;
+    const slot = head < this.capacity ? head : head - this.capacity;
+    // A run here is one the sync worker queued before it handed the channel back (module doc "Run slots").
+    const ref = this.take(this.refs[this.r + slot]!);
+    if (this.runTaken !== 0) return this.heldRun(ref, count);
     // What the consumer asks around a pop (see pop()): from the local count, no Atomics.
     this.poppedFull = count === this.capacity;
     this.popLeft = count - 1;
-    const slot = head < this.capacity ? head : head - this.capacity;
-    const packed = this.refs[this.r + slot]!;
-    const ref = Math.floor(packed * 0.25);
-    this.popped = slotVariant(packed, ref);
     this.localHead = head + 1 === this.span ? 0 : head + 1;
     this.localCount = count - 1;
     return ref;
@@ -656,6 +784,38 @@ export class SpscChannel {
     if (this.local === LOCAL_OFF) this.enterLocal();
     this.localHead = this.localTailPosition();
     this.localCount = 0;
+    this.runTaken = 0; // a run it was taking went with the rest
+  }
+
+  /**
+   * The reference the head slot's word `packed` gives this pop, its variant in `popped`: the slot's own
+   * reference, or the next of its run (then `runTaken` ≠ 0 while the run has references left: the caller
+   * keeps the slot queued). Every pop path reads its slot through this.
+   */
+  private take(packed: number): number {
+    if (packed < 0) return this.takeFromRun(packed);
+    const ref = Math.floor(packed * 0.25);
+    this.popped = slotVariant(packed, ref);
+    return ref;
+  }
+
+  /**
+   * The next reference of the run in the head slot, whose word is `packed` (< 0; module doc "Run slots"),
+   * counted as taken (`runTaken` back to 0 with its last: the caller then releases the slot).
+   */
+  private takeFromRun(packed: number): number {
+    const first = runFirst(packed);
+    const taken = this.runTaken;
+    this.runTaken = taken + 1 === runLength(packed, first) ? 0 : taken + 1;
+    this.popped = Variant.AS_IS;
+    return first + taken;
+  }
+
+  /** A pop that took `ref` from a run with references left: its slot stays (no release; `used` slots still queued). */
+  private heldRun(ref: number, used: number): number {
+    this.poppedFull = false; // no slot was released
+    this.popLeft = used;
+    return ref;
   }
 
   /** Variant of the reference the last pop() returned. */
@@ -731,6 +891,12 @@ export class SpscChannel {
     if (last < 0) last += this.span;
     const slot = last < this.capacity ? last : last - this.capacity;
     const packed = this.refs[this.r + slot]!;
+    if (packed < 0) {
+      // A run: its last reference (module doc "Run slots").
+      const first = runFirst(packed);
+      this.lastPushedVariantValue = Variant.AS_IS;
+      return first + runLength(packed, first) - 1;
+    }
     const ref = Math.floor(packed * 0.25);
     this.lastPushedVariantValue = slotVariant(packed, ref);
     return ref;
@@ -895,6 +1061,7 @@ export class SpscChannel {
     this.pushing = true;
     this.pushTail = h[this.b + H_TAIL]!; // own word (single writer), as in tryPush
     this.pushPending = 0;
+    this.runAt = -1;
     this.reloadPushRoom();
     return true;
   }

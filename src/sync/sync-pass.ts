@@ -46,6 +46,12 @@ export const enum Offer {
   Full = 2,
   /** At or below the watcher's position: it has it already (invariant 2). */
   AlreadyHas = 3,
+  /**
+   * Pushed, but into the member's last slot, which now stands for a run of consecutive events
+   * (src/ring/spsc-channel.ts "Run slots"): an event delivered like Pushed that took no slot, so the
+   * channel-capacity cap per cohort and the push budget, which count slots, do not move.
+   */
+  PushedInRun = 4,
 }
 
 /** What a pass reads of a member; its KEP per-watcher state is the cursor (moved only through its methods). */
@@ -316,6 +322,10 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
             pushedInCohort[idx]!++;
             stats.pushes++;
             pushBudget--;
+          } else if (r === Offer.PushedInRun) {
+            m.cursor.accepted(ev.rv); // Invariant 1, as above
+            m.cursor.pushedByPass();
+            stats.pushes++; // events; the cap and the budget count slots, and this took none
           } else if (r === Offer.Full) {
             ended[idx] = 1; // keeps its last accepted RV; owed the rest of this scan
             offering--;
@@ -408,11 +418,11 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
             break;
           }
           const r = host.offer(m, ev);
-          if (r === Offer.Pushed) {
+          if (r === Offer.Pushed || r === Offer.PushedInRun) {
             m.cursor.accepted(ev.rv); // Invariant 1
             m.cursor.pushedByPass();
             stats.pushes++;
-            retryBudget--;
+            if (r === Offer.Pushed) retryBudget--; // slots, as the pass's budget
           } else if (r === Offer.Full) {
             complete = false;
             break;

@@ -38,9 +38,13 @@ import { makeEvent, rvOf } from '../ring/ring-fixtures.js';
 const CAPACITY = 8;
 const EVENTS = 40;
 
-function rig(hotWait?: HotWait) {
+function rig(hotWait?: HotWait, asIs = false) {
   const ring = new HistoryRing({ capacity: 64, arenaBytes: 256 * 1024 });
-  for (let abs = 0; abs < EVENTS; abs++) ring.appendEvent(makeEvent(abs), { rv: rvOf(abs) });
+  // By default each a MODIFIED without a previous object, which a select-everything watcher gets as ADDED: one
+  // slot per event, so CAPACITY events fill the channel. `asIs`: the fixtures' events, which it gets as they
+  // are, so a stretch of them shares run slots (SpscChannel "Run slots").
+  for (let abs = 0; abs < EVENTS; abs++)
+    ring.appendEvent(asIs ? makeEvent(abs) : { type: 'MODIFIED', object: makeEvent(abs).object }, { rv: rvOf(abs) });
   ring.publish();
   const control = new ControlBlock();
   control.publish(rvOf(EVENTS - 1), rvOf(0));
@@ -151,6 +155,27 @@ test('worker: a full channel parks it on the room signal (no pass while nobody r
     for (let ref = r.channel.pop(); ref >= 0; ref = r.channel.pop()) got.push(ref);
     await signalAndRunPass(r);
   }
+  await assertAllOnceInOrderThenStop(r, got);
+});
+
+test('worker: an as-is stretch travels in run slots: one pass, one wake-up, 40 events in 5 slots of CAPACITY; the cap counts slots', async () => {
+  const r = rig(undefined, true);
+  await r.clock.advance(0);
+  await settleAll();
+  assert.equal(
+    r.channel.size,
+    EVENTS / CAPACITY,
+    'a run of CAPACITY events per slot: not a full channel of single events',
+  );
+  assert.deepEqual(toldIds(r.sent), [1], 'the waiting consumer is told once');
+  const totals = r.sent.flatMap((m) => (m.op === 'pushed' ? [m.pushes] : m.op === 'handback' ? [m.totals.pushes] : []));
+  assert.equal(Math.max(...totals), EVENTS, "the worker's push total counts events, not slots");
+  assert.ok(
+    r.sent.some((m) => m.op === 'handback' && m.passPushes === EVENTS),
+    'handed back at the resync point, its pass pushes counted in events',
+  );
+  const got: number[] = [];
+  for (let ref = r.channel.pop(); ref >= 0; ref = r.channel.pop()) got.push(ref);
   await assertAllOnceInOrderThenStop(r, got);
 });
 
