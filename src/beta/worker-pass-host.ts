@@ -19,9 +19,9 @@
  * as is, joins that slot while it is unpublished (SpscChannel "Run slots";
  * Offer.PushedInRun), so a dense catch-up fills a channel with up to
  * RUN_MAX (16) events per slot. The KEP's "one channel's capacity per watcher
- * per cohort" and the pass's push budget count slots (what the channel
- * holds); the pushes the worker reports (metrics, the observer channels,
- * the hand-back's passPushes) count events.
+ * per cohort" counts slots (what the channel holds); the pass's push budget
+ * (its work) and the pushes the worker reports (metrics, the observer
+ * channels, the hand-back's passPushes) count events.
  */
 import { Unpackr } from 'msgpackr';
 import { decodeRingPayload, readRingSelection } from '../protocol/ring-payload.js';

@@ -49,7 +49,8 @@ export const enum Offer {
   /**
    * Pushed, but into the member's last slot, which now stands for a run of consecutive events
    * (src/ring/spsc-channel.ts "Run slots"): an event delivered like Pushed that took no slot, so the
-   * channel-capacity cap per cohort and the push budget, which count slots, do not move.
+   * channel-capacity cap per cohort, which counts slots, does not move; the push budget (the pass's work)
+   * counts it as a push.
    */
   PushedInRun = 4,
 }
@@ -325,7 +326,10 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
           } else if (r === Offer.PushedInRun) {
             m.cursor.accepted(ev.rv); // Invariant 1, as above
             m.cursor.pushedByPass();
-            stats.pushes++; // events; the cap and the budget count slots, and this took none
+            stats.pushes++;
+            // The channel cap counts slots (what the channel holds) and this took none; the push budget
+            // bounds the pass's work, so it counts every event pushed, in a run or not.
+            pushBudget--;
           } else if (r === Offer.Full) {
             ended[idx] = 1; // keeps its last accepted RV; owed the rest of this scan
             offering--;
@@ -422,7 +426,7 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
             m.cursor.accepted(ev.rv); // Invariant 1
             m.cursor.pushedByPass();
             stats.pushes++;
-            if (r === Offer.Pushed) retryBudget--; // slots, as the pass's budget
+            retryBudget--; // events, as the pass's push budget
           } else if (r === Offer.Full) {
             complete = false;
             break;

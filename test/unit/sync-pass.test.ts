@@ -585,3 +585,77 @@ describe('sync-pass: the push budget is a total bound for the pass', () => {
     for (const m of ms) assert.equal(m.position, m.got.at(-1) ?? 0, m.id);
   });
 });
+
+/** A member whose channel holds runs (beta's SpscChannel "Run slots"): its room counts slots, not events. */
+class RunMember extends FMember {
+  slots = 0;
+  /** The run its last slot holds: its last RV and length. */
+  runLast = -1;
+  runLen = 0;
+  override get free(): number {
+    return this.capacity - this.slots;
+  }
+}
+
+/**
+ * A host that makes runs as the sync worker does: an event right after the member's last one joins that
+ * slot, up to `runMax` events, and the offer answers Offer.PushedInRun (no slot taken).
+ */
+class RunHost extends FHost {
+  constructor(
+    events: FEvent[],
+    readonly runMax: number,
+  ) {
+    super(events);
+  }
+  override offer(m: FMember, ev: FEvent): Offer {
+    if (!(m instanceof RunMember)) throw new Error('RunHost serves RunMembers');
+    let result: Offer;
+    if (m.runLast + 1 === ev.rv && m.runLen < this.runMax) {
+      m.runLast = ev.rv;
+      m.runLen++;
+      result = Offer.PushedInRun;
+    } else if (m.free === 0) return Offer.Full;
+    else {
+      m.slots++;
+      m.runLast = ev.rv;
+      m.runLen = 1;
+      result = Offer.Pushed;
+    }
+    m.queue.push(ev);
+    this.offers.push({ id: m.id, rv: ev.rv, ev, result });
+    return result;
+  }
+}
+
+describe('sync-pass: run slots (beta) count against the push budget, not the channel cap', () => {
+  // A run slot is one reference in the channel (the per-cohort cap, "one channel's capacity per watcher",
+  // bounds what the channel holds), but every event in it is work the pass did (the push budget bounds that).
+  test('a member gets one channel of slots per cohort, each slot a run', () => {
+    const host = new RunHost(events(1, 100), 4);
+    const a = new RunMember('a', 0, 4);
+    const done = run(mkPass(host, { pushBudget: 1000 }), [a]);
+    host.runDeferred(); // the end-of-pass retry rounds: its channel has no room, they offer it nothing
+    const stats = done[0];
+    // Three full runs, then the fourth slot's first event: the cap is checked before each offer, so once
+    // the fourth slot is taken the cohort offers this member nothing more (events 14-16 are not offered).
+    assert.deepEqual(
+      a.got,
+      Array.from({ length: 13 }, (_, i) => i + 1),
+    );
+    assert.equal(a.slots, 4);
+    assert.equal(stats!.pushes, 13, 'pushes count events');
+    assert.equal(a.position, 13);
+    assert.deepEqual(host.resynced, []);
+  });
+
+  test('the push budget counts every event, in a run or not', () => {
+    const host = new RunHost(events(1, 100), 4);
+    const a = new RunMember('a', 0, 100);
+    const [stats] = run(mkPass(host, { pushBudget: 7 }), [a]);
+    assert.deepEqual(a.got, [1, 2, 3, 4, 5, 6, 7]);
+    assert.equal(stats!.pushes, 7);
+    assert.equal(stats!.pushBudgetSpent, true);
+    assert.equal(a.position, 7);
+  });
+});
