@@ -125,11 +125,11 @@ export async function runKepOnce(c: KepConfig): Promise<KepRow> {
   let queued = 0;
   for (const h of healthy) {
     received += h.received;
-    queued += h.w.queue.size;
+    queued += h.w.queue.queuedEvents;
   }
   for (const s of slow) {
     received += s.received;
-    queued += s.w.queue.size;
+    queued += s.w.queue.queuedEvents;
   }
   const endRV = cache.resourceVersion;
   // Per slow watcher at the end: RVs behind the writer, and what it read in the resume phase.

@@ -165,6 +165,9 @@ export class SharedWatcherChannel extends SpscChannel implements WatcherChannel 
   override get size(): number {
     return this.detached ? 0 : super.size;
   }
+  override get queuedEvents(): number {
+    return this.detached ? 0 : super.queuedEvents;
+  }
   override get free(): number {
     return this.detached ? this.capacity : this.capacity - super.size;
   }

@@ -919,6 +919,28 @@ export class SpscChannel {
     return used;
   }
 
+  /**
+   * Events queued: `size`, with each run slot counted as the events it stands for, less what this consumer
+   * took of the head run already (module doc "Run slots"). It walks the queued slots: for reports and
+   * tests, not for a hot path.
+   */
+  get queuedEvents(): number {
+    const used = this.size;
+    let head =
+      this.local !== LOCAL_OFF
+        ? this.localHead
+        : this.batching
+          ? this.batchHead
+          : Atomics.load(this.h, this.b + H_HEAD);
+    let events = used === 0 ? 0 : -this.runTaken;
+    for (let i = 0; i < used; i++) {
+      const word = this.refs[this.r + (head < this.capacity ? head : head - this.capacity)]!;
+      events += word < 0 ? runLength(word, runFirst(word)) : 1;
+      head = head + 1 === this.span ? 0 : head + 1;
+    }
+    return events;
+  }
+
   /** Free slots. */
   get free(): number {
     return this.capacity - this.size;

@@ -26,6 +26,10 @@ export class EventQueue {
   get size(): number {
     return this.count;
   }
+  /** One event per slot here. */
+  get queuedEvents(): number {
+    return this.count;
+  }
   get free(): number {
     return this.capacity - this.count;
   }

@@ -15,6 +15,8 @@ export const OVERWRITTEN: unique symbol = Symbol('overwritten');
 export interface WatcherChannel {
   readonly capacity: number;
   readonly size: number;
+  /** Events queued: `size`, except that a beta run slot (SpscChannel "Run slots") counts each event it holds. */
+  readonly queuedEvents: number;
   readonly free: number;
   readonly full: boolean;
   /** Non-blocking add; false when full. */

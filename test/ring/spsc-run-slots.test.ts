@@ -197,7 +197,7 @@ describe('spsc channel: run slots', () => {
     );
   });
 
-  test('pop(): a run over several pops; its slot stays until the last; leftAfterPop, poppedFromFull, size', () => {
+  test('pop(): a run over several pops; its slot stays until the last; leftAfterPop, poppedFromFull, size, queuedEvents', () => {
     const { producer, consumer } = pair(4);
     pushRange(producer, 20, 22);
     assert.ok(producer.pushBatched(30, Variant.DELETED));
@@ -205,7 +205,9 @@ describe('spsc channel: run slots', () => {
     assert.ok(producer.pushBatched(32, Variant.ADDED));
     producer.publishPushes();
     assert.equal(consumer.size, 4);
+    assert.equal(consumer.queuedEvents, 6, 'a run of 3 and three single references');
     assert.equal(consumer.pop(), 20);
+    assert.equal(consumer.queuedEvents, 5, 'less what was taken of the head run');
     assert.equal(consumer.lastVariant, Variant.AS_IS);
     assert.equal(consumer.poppedFromFull, false, 'no slot released: not a pop from full');
     assert.equal(consumer.leftAfterPop, 4, 'the run is still queued');
@@ -213,6 +215,7 @@ describe('spsc channel: run slots', () => {
     assert.equal(consumer.pop(), 21);
     assert.equal(consumer.size, 4);
     assert.equal(consumer.pop(), 22);
+    assert.equal(consumer.queuedEvents, 3);
     assert.equal(consumer.poppedFromFull, true, 'its last reference released the slot of a full channel');
     assert.equal(consumer.leftAfterPop, 3);
     assert.equal(producer.free, 1);
@@ -223,6 +226,7 @@ describe('spsc channel: run slots', () => {
       [32, Variant.ADDED],
     ]);
     assert.equal(consumer.leftAfterPop, 0);
+    assert.equal(consumer.queuedEvents, 0);
     assert.equal(consumer.pop(), POP_EMPTY);
   });
 
