@@ -24,6 +24,7 @@
 # `npm test` is `--coverage all`: one run, every test, the gate over all of it.
 # $NODE picks the node binary (default: node on PATH), e.g. Node 22 from the npm registry:
 #   NODE="$(npx -y -p node@22 node -p process.execPath)" scripts/test.sh unit harness
+# Each test file gets at most 5 minutes (see --test-timeout below).
 # The run uses source maps (a failure points at the .ts line) and test/support/summary-reporter.ts
 # (skipped tests and their reasons in the closing summary; under CI a skip fails the run).
 set -euo pipefail
@@ -68,7 +69,12 @@ done
 node_bin="${NODE:-node}"
 # Through NODE_OPTIONS, so the test files' own processes, workers and spawned servers map stacks too.
 export NODE_OPTIONS="${NODE_OPTIONS:+$NODE_OPTIONS }--enable-source-maps"
-run=("$node_bin" --test --test-concurrency=1
+# --test-timeout bounds each test FILE (node:test runs each file as one test in its own process and kills
+# it at the bound, also when a leftover socket or timer keeps it alive after its tests), so a hang fails
+# that file within 5 minutes, named in the summary, instead of holding the whole run until CI's limit; the
+# slowest file takes well under a minute here. (--test-force-exit is not used: it also cut the runner
+# short before the closing summary.)
+run=("$node_bin" --test --test-concurrency=1 --test-timeout=300000
   --test-reporter=./dist/test/support/summary-reporter.js --test-reporter-destination=stdout
   "${files[@]}")
 echo "scripts/test.sh: $* on $("$node_bin" --version) (${#files[@]} files)"
