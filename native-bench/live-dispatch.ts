@@ -8,14 +8,16 @@
  * live push into as many channels (report/ratios.ts).
  *
  * Each round is a fresh cache with W watchers and `events` writes (channels
- * of events + 1 slots, so no push fails); the first round warms the JIT and
- * is not counted; the figure is the median round.
+ * of events + 1 slots, so no push fails), timed once the process is quiet
+ * (lib/quiet.ts: beta's new sync worker has booted); the first round warms
+ * the JIT and is not counted; the figure is the median round.
  *
  *   node dist/native-bench/live-dispatch.js [--modes alpha,beta] [--watchers N]
  */
 import { parseArgs } from 'node:util';
 import { MemoryStore, WatchCache, type KubeObject, type Mode } from '../src/index.js';
 import { PhaseProbe } from './lib/engine-probe.js';
+import { untilQuiet } from './lib/quiet.js';
 import { isMain, runIsolated, serveChild } from './lib/isolate.js';
 import { makePod } from './lib/pod.js';
 import { printTable } from './lib/table.js';
@@ -38,6 +40,10 @@ async function round(c: LiveDispatchConfig): Promise<number> {
   for (let i = 0; i < c.watchers; i++)
     cache.watch({ resourceVersion: String(cache.resourceVersion), channelCapacity: c.events + 1 });
   await new Promise((r) => setTimeout(r, 20)); // beta: the introductions are posted
+  // Nothing else running in this process while the events are timed: beta's fresh sync worker boots for
+  // some 100-250 ms of CPU, and on 2 vCPUs it took the main thread's core during the dispatch (lib/quiet.ts).
+  const settled = await untilQuiet();
+  if (!settled.quiet) console.error(`live dispatch: mode=${c.mode} not quiet after ${settled.waitedMs.toFixed(0)} ms`);
   const probe = new PhaseProbe(cache);
   for (let i = 0; i < c.events; i++) {
     const { resourceVersion: _rv, ...metadata } = pod.metadata;
