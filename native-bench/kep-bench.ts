@@ -22,6 +22,7 @@ import { PassProbe } from './lib/engine-probe.js';
 import { finite, percentile } from './lib/hist.js';
 import { childCpuProfDir, isMain, runIsolated, serveChild } from './lib/isolate.js';
 import { PhaseProfiler } from './lib/phase-profile.js';
+import { untilQuiet } from './lib/quiet.js';
 import { fullGc, MemorySampler, selfCpuMs, snapshot, toMiB } from './lib/memory.js';
 import type { KepRow, SlowVariant } from './lib/types.js';
 import { modeLabel } from './lib/modes.js';
@@ -58,7 +59,13 @@ export async function runKepOnce(c: KepConfig): Promise<KepRow> {
     writer.burst(50); // JIT warm-up with the healthy watchers only (not measured)
     await immediate();
   }
-  await sleep(20);
+  // The stall starts on a settled server: beta's sync worker thread boots (parses and compiles its modules,
+  // some 100-250 ms of CPU) when the cache starts, and on 2 vCPUs that one-time start-up overlapped the fill
+  // of a mass stall, which set beta's stall-phase p99 (lib/quiet.ts). The stall's own work (introducing the
+  // slow watchers to the worker, its passes) is still all in the measured phase.
+  const settled = await untilQuiet();
+  if (!settled.quiet)
+    console.error(`kep: mode=${c.mode} N=${c.slow} not quiet after ${settled.waitedMs.toFixed(0)} ms`);
 
   fullGc();
   const base = snapshot();
