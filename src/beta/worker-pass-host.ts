@@ -461,7 +461,9 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
    * consumer came back for every few events (~12,000 wake-ups for 50,000
    * events at W = 1); at half a channel it still waited twice per pass (the
    * run's second half ended in a second wake-up: ~1,500 per 50,000 events);
-   * at the full run it is told about once per 100 events.
+   * at the full run it is told about once per channel: 100 events with one
+   * event per slot, up to 1,600 (CAPACITY·RUN_MAX) now that as-is stretches
+   * travel in run slots.
    */
   private push(m: WorkerMember, ref: RingEventRef, variant: Variant): Offer {
     const channel = m.channel;
