@@ -63,9 +63,7 @@ export async function runKepOnce(c: KepConfig): Promise<KepRow> {
   // some 100-250 ms of CPU) when the cache starts, and on 2 vCPUs that one-time start-up overlapped the fill
   // of a mass stall, which set beta's stall-phase p99 (lib/quiet.ts). The stall's own work (introducing the
   // slow watchers to the worker, its passes) is still all in the measured phase.
-  const settled = await untilQuiet();
-  if (!settled.quiet)
-    console.error(`kep: mode=${c.mode} N=${c.slow} not quiet after ${settled.waitedMs.toFixed(0)} ms`);
+  await untilQuiet({ label: `kep: mode=${c.mode} N=${c.slow}` });
 
   fullGc();
   const base = snapshot();

@@ -39,11 +39,10 @@ async function round(c: LiveDispatchConfig): Promise<number> {
   let pod: KubeObject = await store.create(makePod(0));
   for (let i = 0; i < c.watchers; i++)
     cache.watch({ resourceVersion: String(cache.resourceVersion), channelCapacity: c.events + 1 });
-  await new Promise((r) => setTimeout(r, 20)); // beta: the introductions are posted
-  // Nothing else running in this process while the events are timed: beta's fresh sync worker boots for
-  // some 100-250 ms of CPU, and on 2 vCPUs it took the main thread's core during the dispatch (lib/quiet.ts).
-  const settled = await untilQuiet();
-  if (!settled.quiet) console.error(`live dispatch: mode=${c.mode} not quiet after ${settled.waitedMs.toFixed(0)} ms`);
+  // Nothing else running in this process while the events are timed (this also covers beta's introductions
+  // being posted and taken in): beta's fresh sync worker boots for some 100-250 ms of CPU, and on 2 vCPUs it
+  // took the main thread's core during the dispatch (lib/quiet.ts).
+  await untilQuiet({ label: `live dispatch: mode=${c.mode}` });
   const probe = new PhaseProbe(cache);
   for (let i = 0; i < c.events; i++) {
     const { resourceVersion: _rv, ...metadata } = pod.metadata;

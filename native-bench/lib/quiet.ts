@@ -23,6 +23,8 @@ export interface QuietOptions {
   windows?: number;
   /** Give up after this long (ms). */
   capMs?: number;
+  /** Names the caller in the line written to stderr when it gives up (none without a label). */
+  label?: string;
 }
 
 /** What untilQuiet saw: whether the process became quiet, and after how long. */
@@ -41,7 +43,10 @@ export async function untilQuiet(o: QuietOptions = {}): Promise<QuietResult> {
   let run = 0;
   while (run < needed) {
     const waited = performance.now() - t0;
-    if (waited >= capMs) return { quiet: false, waitedMs: waited };
+    if (waited >= capMs) {
+      if (o.label !== undefined) console.error(`${o.label}: not quiet after ${waited.toFixed(0)} ms`);
+      return { quiet: false, waitedMs: waited };
+    }
     const cpu0 = selfCpuMs();
     const w0 = performance.now();
     await sleep(windowMs);
