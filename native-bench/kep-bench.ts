@@ -93,6 +93,7 @@ export async function runKepOnce(c: KepConfig): Promise<KepRow> {
   writer.start();
   // The stall phase's first half fills the slow channels; the worker is measured once they are full.
   await sleep((c.stallS * 1000) / 2);
+  ctx.rvFilled = cache.resourceVersion; // from here on: every slow channel full (latencyStalled)
   const beta = betaSyncOf(cache);
   const workerElu0 = beta?.workerUtilization();
   await sleep((c.stallS * 1000) / 2);
@@ -172,6 +173,7 @@ export async function runKepOnce(c: KepConfig): Promise<KepRow> {
     pushesPerSecOut: pushes / (wallMs / 1000),
     latency: latency.all,
     latencyStall: latency.stall,
+    latencyStalled: latency.stalled,
     latencyResume: latency.resume,
     writerLag: writer.lag.summary(),
     forceCloses,
@@ -220,12 +222,13 @@ export async function runKepOnce(c: KepConfig): Promise<KepRow> {
 function mergeHealthy(hs: HealthyClient[]): {
   all: KepRow['latency'];
   stall: KepRow['latency'];
+  stalled: KepRow['latency'];
   resume: KepRow['latency'];
 } {
   // Latency is reported for the first healthy watcher (all healthy watchers see the same events).
   const h = hs[0];
   if (h === undefined) throw new Error('kep bench needs at least one healthy watcher');
-  return { all: h.all.summary(), stall: h.stall.summary(), resume: h.resume.summary() };
+  return { all: h.all.summary(), stall: h.stall.summary(), stalled: h.stalled.summary(), resume: h.resume.summary() };
 }
 
 export interface KepSweepOptions {

@@ -32,6 +32,12 @@ export class KepContext {
   phase: Phase = 'warmup';
   resumeAt = 0;
   rvAtResume = Infinity;
+  /**
+   * The RV current when the stall phase's second half began (kep-bench.ts): by then every slow channel
+   * is full, so healthy events above it show the steady state with N stalled watchers, without the fill
+   * (the live pushes into N channels until they are full). Infinity until then.
+   */
+  rvFilled = Infinity;
   readonly resumed: Promise<void>;
   readonly pacer = new Pacer(10);
   forceClosedHealthy = 0;
@@ -113,6 +119,8 @@ class Pacer {
 export class HealthyClient {
   readonly all = new LatencyRecorder();
   readonly stall = new LatencyRecorder();
+  /** The stall phase's events above ctx.rvFilled only: N watchers stalled, their channels full. */
+  readonly stalled = new LatencyRecorder();
   readonly resume = new LatencyRecorder();
   received = 0;
   w: Watcher;
@@ -144,7 +152,11 @@ export class HealthyClient {
       if (phase === 'stall' || phase === 'resume') {
         const ms = now - this.sendTimes.at(ev.rv);
         this.all.recordMs(ms);
-        (ev.rv > this.ctx.rvAtResume ? this.resume : this.stall).recordMs(ms);
+        if (ev.rv > this.ctx.rvAtResume) this.resume.recordMs(ms);
+        else {
+          this.stall.recordMs(ms);
+          if (ev.rv > this.ctx.rvFilled) this.stalled.recordMs(ms);
+        }
       }
       // Only a safety valve: its channel empties as fast as this thread fills it, so the loop awaits
       // a pending next() long before this. Yielding more often would queue it behind other clients.

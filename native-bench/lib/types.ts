@@ -77,7 +77,15 @@ export interface KepRow {
   pushes: number;
   pushesPerSecOut: number;
   latency: LatencySummary;
+  /** Healthy delivery latency over the whole stall phase: the fill of the N slow channels included. */
   latencyStall: LatencySummary;
+  /**
+   * The stall phase's second half only: every slow channel full, N watchers stalled (the steady state).
+   * The first half holds the fill: each of the first CAPACITY events is pushed live into all N channels,
+   * which at N = 10,000 is ~0.4 ms per event in any mode, and with 100 of ~2,000 events that sets the
+   * whole phase's p99.
+   */
+  latencyStalled: LatencySummary;
   latencyResume: LatencySummary;
   writerLag: LatencySummary;
   forceCloses: number;

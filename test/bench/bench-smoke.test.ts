@@ -50,10 +50,12 @@ for (const mode of ['off', 'alpha', 'beta'] as Mode[]) {
     rows.push(row);
     assert.equal(row.mode, mode);
     assert.equal(row.slow, 20);
-    for (const key of ['latency', 'latencyStall', 'latencyResume', 'writerLag'] as const) {
+    for (const key of ['latency', 'latencyStall', 'latencyStalled', 'latencyResume', 'writerLag'] as const) {
       for (const f of ['count', 'meanUs', 'p50Us', 'p90Us', 'p99Us', 'p999Us', 'maxUs'] as const)
         assert.equal(typeof row[key][f], 'number', `${key}.${f}`);
     }
+    // The channels-full figure is the stall phase's second half: a subset of its events.
+    assert.ok(row.latencyStalled.count <= row.latencyStall.count, 'latencyStalled counts stall-phase events only');
     for (const f of [
       'eventsWritten',
       'eventsPerSecIn',
@@ -200,6 +202,14 @@ test('report: JSON, ratios, tables and HTML from KEP rows', () => {
   assert.ok(
     latency.winner.split(' = ').includes(winner),
     `the winner is the lowest p99 (${winner}), got ${latency.winner}`,
+  );
+  const full = v.find((x) => x.measurement.includes('slow channels full') && x.condition === '20 stalled');
+  assert.ok(full !== undefined, 'measurement 1 with the slow channels full, at N = 20');
+  const bestFull = Math.min(...rows.map((r) => r.latencyStalled.p99Us));
+  const winnerFull = rows.find((r) => r.latencyStalled.p99Us === bestFull)!.mode;
+  assert.ok(
+    full.winner.split(' = ').includes(winnerFull),
+    `the channels-full winner is the lowest second-half p99 (${winnerFull}), got ${full.winner}`,
   );
   assert.ok(v.some((x) => x.measurement.startsWith('2.')));
   assert.ok(
