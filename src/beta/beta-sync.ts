@@ -127,6 +127,8 @@ export class BetaSync implements HandBackContext {
         const endpoint = this.inProcess;
         if (endpoint !== undefined) this.clock.setTimeout(() => endpoint.published(), 0);
       },
+      // A worker thread commits the arena ahead of the writer; in-process it would fault on this thread anyway.
+      prefaultArena: init.placement === 'thread' ? (upTo) => this.link.post({ op: 'prefault', upTo }) : undefined,
     });
     this.deferred = new DeferredMirror({
       clock: init.clock,

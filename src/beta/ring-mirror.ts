@@ -17,6 +17,7 @@ import type { CacheMetrics } from '../metrics/cache-metrics.js';
 import { hash32, NO_VALUE_HASH } from '../ring/hash32.js';
 import { EventTypeCode, eventTypeCode, type HistoryRingHandle } from '../ring/ring-layout.js';
 import { HistoryRing, type AppendMeta } from '../ring/ring-writer.js';
+import { PrefaultRequests } from '../ring/arena-prefault.js';
 import { copyRingFrame, RING_FRAME_START, RingPayloadWriter } from '../protocol/ring-payload.js';
 import { Delivery } from '../selection/selection.js';
 import { PendingFrame, type FrameSource, type FrameStore, type ObjectKeys } from '../wire/frame-source.js';
@@ -38,6 +39,11 @@ export interface RingMirrorInit {
   onDesync: (message: string, event: WatchCacheEvent) => void;
   /** Called after each publish (the in-process worker's wake-up; a thread wakes on Atomics). */
   onPublished?: (() => void) | undefined;
+  /**
+   * Ask the sync worker thread to commit the arena's pages up to this byte (src/ring/arena-prefault.ts),
+   * ahead of the writer. Absent (the in-process worker): nothing is asked, the writer faults them in itself.
+   */
+  prefaultArena?: ((upTo: number) => void) | undefined;
 }
 
 export class RingMirror implements FrameStore {
@@ -65,6 +71,9 @@ export class RingMirror implements FrameStore {
   private readonly lowerBound: number;
   private readonly onDesync: RingMirrorInit['onDesync'];
   private readonly onPublished: (() => void) | undefined;
+  private readonly prefaultArena: ((upTo: number) => void) | undefined;
+  /** What was asked of prefaultArena (only with one). */
+  private readonly prefaults: PrefaultRequests | undefined;
   private failed = false;
   /**
    * The frame of each event in the ring, in ring order (`held[heldHead + i]`
@@ -88,6 +97,8 @@ export class RingMirror implements FrameStore {
     this.payload = new RingPayloadWriter(init.indexers);
     this.onDesync = init.onDesync;
     this.onPublished = init.onPublished;
+    this.prefaultArena = init.prefaultArena;
+    this.prefaults = init.prefaultArena === undefined ? undefined : new PrefaultRequests();
     this.lowerBound = init.history.lowerBound;
     let maxCapacity = this.lowerBound;
     while (maxCapacity < init.history.upperBound) maxCapacity *= 2;
@@ -250,6 +261,9 @@ export class RingMirror implements FrameStore {
     }
     this.ring.publish();
     this.onPublished?.();
+    // The arena ahead of the writer is committed by the worker, not page by page here (arena-prefault.ts).
+    const upTo = this.prefaults?.next(this.ring.writeEnd, this.ring.arenaBytes) ?? -1;
+    if (upTo >= 0) this.prefaultArena!(upTo);
     return out;
   }
 

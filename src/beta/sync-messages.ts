@@ -82,6 +82,8 @@ export type MainToWorker =
   | { op: 'forget'; ids: Float64Array; selections: number[] }
   /** A relist: every member is gone (the main thread ends them). */
   | { op: 'reset' }
+  /** Commit the ring arena's pages below `upTo` ahead of the main thread's writer (src/ring/arena-prefault.ts). */
+  | { op: 'prefault'; upTo: number }
   | { op: 'stop' };
 
 /** The sync worker's cumulative totals (the main thread's BetaWorkerStats, metrics and `pass` channel). */

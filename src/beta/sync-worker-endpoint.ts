@@ -8,6 +8,7 @@ import { realClock, type Clock } from '../core/clock.js';
 import { waitAsync } from '../ring/shared-memory.js';
 import { ADOPT_ROW, INTRO_ROW, type MainToWorker, type SelectionSpec, type WorkerToMain } from './sync-messages.js';
 import { WakeDoorbell } from './wake-doorbell.js';
+import { ArenaPrefault } from '../ring/arena-prefault.js';
 import { WorkerPassHost, type KnownWatcher } from './worker-pass-host.js';
 
 /**
@@ -24,6 +25,8 @@ export interface HotWait {
 
 export class SyncWorkerEndpoint {
   host: WorkerPassHost | undefined;
+  /** Commits the ring arena's pages the main thread asks for (`prefault`), off the main thread. */
+  prefault: ArenaPrefault | undefined;
   stopped = false;
   private readonly known = new Map<number, KnownWatcher>();
   /** The selection specs the main thread sent, by id (worker-selection-specs.ts): a pooled introduction names one. */
@@ -62,6 +65,8 @@ export class SyncWorkerEndpoint {
             msg.doorbell === undefined ? undefined : new WakeDoorbell(msg.doorbell),
           );
           this.host.onAllFull = () => this.wakeParkers();
+          this.prefault?.stop(); // a re-init (never sent twice today): the new ring's pages only
+          this.prefault = new ArenaPrefault(msg.ring.arena, this.clock);
           break;
         case 'slab':
           this.host!.slabs[msg.id] = msg.buffer;
@@ -116,8 +121,12 @@ export class SyncWorkerEndpoint {
           this.host?.reset();
           this.send({ op: 'reset-done' });
           break;
+        case 'prefault':
+          this.prefault?.request(msg.upTo);
+          break;
         case 'stop':
           this.stopped = true;
+          this.prefault?.stop();
           this.host?.scheduler.stop();
           this.host?.reset();
           this.wakeArrivals();

@@ -295,6 +295,10 @@ export class HistoryRing {
   get arenaBytes(): number {
     return this.arenaSize;
   }
+  /** The arena offset the next payload is written at (the write position). */
+  get writeEnd(): number {
+    return this.w;
+  }
   /** Absolute index the next append gets. */
   get nextIndex(): number {
     return this.next;
