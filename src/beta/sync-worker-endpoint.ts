@@ -65,7 +65,6 @@ export class SyncWorkerEndpoint {
             msg.doorbell === undefined ? undefined : new WakeDoorbell(msg.doorbell),
           );
           this.host.onAllFull = () => this.wakeParkers();
-          this.prefault?.stop(); // a re-init (never sent twice today): the new ring's pages only
           this.prefault = new ArenaPrefault(msg.ring.arena, this.clock);
           break;
         case 'slab':

@@ -82,8 +82,8 @@ export class ArenaPrefault {
     if (this.stopped) return;
     // The arena may have grown since the request (a growable buffer's length follows grow() in every thread):
     // never past its length now. A fixed-length view of what this slice touches.
+    // Scheduled only while pending (schedule), so this slice has pages to touch.
     const end = Math.min(this.target, this.touched + PREFAULT_SLICE_BYTES, this.arena.byteLength) & ~3;
-    if (end <= this.touched) return;
     const words = new Int32Array(this.arena, 0, end >> 2);
     let pages = 0;
     for (let b = this.touched - (this.touched % PAGE_BYTES); b < end; b += PAGE_BYTES) {
@@ -110,8 +110,8 @@ export class PrefaultRequests {
   next(writeEnd: number, arenaBytes: number): number {
     const asked = this.asked;
     if (asked >= arenaBytes || writeEnd + PREFAULT_WINDOW_BYTES / 2 <= asked) return -1;
+    // Above `asked`: the arena is larger than it, and the writer within half a window of it.
     const upTo = Math.min(arenaBytes, writeEnd + PREFAULT_WINDOW_BYTES);
-    if (upTo <= asked) return -1;
     this.asked = upTo;
     return upTo;
   }

@@ -66,7 +66,8 @@ test('ArenaPrefault: touches the pages asked for, a slice per turn, changing no 
   for (let i = 0; i < 3 * 4096; i++) bytes[i] = i % 7 === 0 ? 0 : i & 0xff;
   const before = Uint8Array.from(bytes);
   const p = new ArenaPrefault(sab, clock);
-  p.request(3 * MiB + 100);
+  p.request(3 * MiB);
+  p.request(3 * MiB + 100); // a second request before its turn: the same slices, further
   assert.equal(p.pages, 0, 'nothing in the calling turn');
   assert.ok(p.pending);
   assert.ok(turn());
