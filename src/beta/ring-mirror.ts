@@ -71,8 +71,7 @@ export class RingMirror implements FrameStore {
   private readonly lowerBound: number;
   private readonly onDesync: RingMirrorInit['onDesync'];
   private readonly onPublished: (() => void) | undefined;
-  private readonly prefaultArena: ((upTo: number) => void) | undefined;
-  /** What was asked of prefaultArena (only with one). */
+  /** Asks init.prefaultArena for the arena ahead of the writer (undefined without one). */
   private readonly prefaults: PrefaultRequests | undefined;
   private failed = false;
   /**
@@ -97,8 +96,7 @@ export class RingMirror implements FrameStore {
     this.payload = new RingPayloadWriter(init.indexers);
     this.onDesync = init.onDesync;
     this.onPublished = init.onPublished;
-    this.prefaultArena = init.prefaultArena;
-    this.prefaults = init.prefaultArena === undefined ? undefined : new PrefaultRequests();
+    this.prefaults = init.prefaultArena === undefined ? undefined : new PrefaultRequests(init.prefaultArena);
     this.lowerBound = init.history.lowerBound;
     let maxCapacity = this.lowerBound;
     while (maxCapacity < init.history.upperBound) maxCapacity *= 2;
@@ -262,8 +260,7 @@ export class RingMirror implements FrameStore {
     this.ring.publish();
     this.onPublished?.();
     // The arena ahead of the writer is committed by the worker, not page by page here (arena-prefault.ts).
-    const upTo = this.prefaults?.next(this.ring.writeEnd, this.ring.arenaBytes) ?? -1;
-    if (upTo >= 0) this.prefaultArena!(upTo);
+    this.prefaults?.afterAppend(this.ring.writeEnd, this.ring.arenaBytes);
     return out;
   }
 

@@ -98,21 +98,26 @@ export class ArenaPrefault {
 }
 
 /**
- * The main thread's side (step 1): given the writer's position after an
- * append, the end to ask the worker to commit, or -1 when what it asked for
- * last still covers half a window ahead.
+ * The main thread's side (step 1): after each append, asks the worker (`ask`)
+ * for the next window once the writer is within half a window of what it
+ * asked for last.
  */
 export class PrefaultRequests {
+  private readonly ask: (upTo: number) => void;
   /** The end asked for last (0: nothing yet). */
   asked = 0;
 
+  constructor(ask: (upTo: number) => void) {
+    this.ask = ask;
+  }
+
   /** After an append that left the writer at `writeEnd` in an arena of `arenaBytes`. */
-  next(writeEnd: number, arenaBytes: number): number {
+  afterAppend(writeEnd: number, arenaBytes: number): void {
     const asked = this.asked;
-    if (asked >= arenaBytes || writeEnd + PREFAULT_WINDOW_BYTES / 2 <= asked) return -1;
+    if (asked >= arenaBytes || writeEnd + PREFAULT_WINDOW_BYTES / 2 <= asked) return;
     // Above `asked`: the arena is larger than it, and the writer within half a window of it.
     const upTo = Math.min(arenaBytes, writeEnd + PREFAULT_WINDOW_BYTES);
     this.asked = upTo;
-    return upTo;
+    this.ask(upTo);
   }
 }

@@ -20,20 +20,36 @@ import type { MainToWorker } from '../../src/beta/sync-messages.js';
 const MiB = 1024 * 1024;
 const HALF = PREFAULT_WINDOW_BYTES / 2;
 
+/** PrefaultRequests whose `next` answers the end it asked for on that append, or -1 when it asked nothing. */
+function requests(): { next: (writeEnd: number, arenaBytes: number) => number; readonly asked: number } {
+  let last = -1;
+  const r = new PrefaultRequests((upTo) => (last = upTo));
+  return {
+    next: (writeEnd, arenaBytes) => {
+      last = -1;
+      r.afterAppend(writeEnd, arenaBytes);
+      return last;
+    },
+    get asked() {
+      return r.asked;
+    },
+  };
+}
+
 test('PrefaultRequests: a window ahead of the writer, again only within half a window of it, never past the arena', () => {
-  const r = new PrefaultRequests();
+  const r = requests();
   const arena = 64 * MiB;
   assert.equal(r.next(0, arena), PREFAULT_WINDOW_BYTES, 'the first append asks for a window');
   assert.equal(r.next(HALF - 8, arena), -1, 'more than half a window still asked for ahead: nothing');
   assert.equal(r.next(HALF + 8, arena), HALF + 8 + PREFAULT_WINDOW_BYTES, 'within half a window: the next window');
   // A small arena: capped at its size, nothing more while it does not grow, its new half once it does.
-  const small = new PrefaultRequests();
+  const small = requests();
   assert.equal(small.next(100, 256 * 1024), 256 * 1024);
   assert.equal(small.next(200 * 1024, 256 * 1024), -1, 'all of it asked for already');
   assert.equal(small.next(10, 256 * 1024), -1, 'after a wrap: nothing');
   assert.equal(small.next(10, 512 * 1024), 512 * 1024, 'it doubled: the window covers the new half at once');
   // A large arena, asked for to its end: after a wrap nothing; after it doubles, once the writer nears the old end.
-  const large = new PrefaultRequests();
+  const large = requests();
   const size = 32 * MiB;
   for (let end = 0; large.asked < size; end += MiB) large.next(end, size);
   assert.equal(large.asked, size);
