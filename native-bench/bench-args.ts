@@ -40,6 +40,8 @@ export interface BenchPlan {
     baselineS: number;
     maxS: number;
     channelCapacity: number;
+    /** Runs of each (mode, W); the report shows the median one (catchup/median-run.ts). */
+    repeat: number;
   };
   throughput: { modes: Mode[]; durationS: number; bigWatchers: number };
   floor: { timeMs: number };
@@ -91,6 +93,9 @@ Options:
   --proxy-duration S            Length of the proxy run (default quick 20, full 40)
   --catchup-watchers W[,W...]   Catchup suite: watchers opened 50,000 events behind (default 1,100,1000)
   --catchup-max S               Catchup suite: bound on each catch-up window (default quick 30, full 120)
+  --catchup-repeat N            Catchup suite: run each (mode, W) N times, modes interleaved, and report the
+                                median run (default 1): one run's "all resynced" is a single sample, and on a
+                                shared 2-vCPU VM it swings by a third from run to run
   --variants LIST               stalled,rate (default both)
   --slow-read-rate EVENTS_PER_S Read rate of the slow watchers in the rate variant
   --channel-capacity N          Per-watcher channel size
@@ -110,6 +115,13 @@ function list(s: string | undefined): string[] | undefined {
         .split(',')
         .map((x) => x.trim())
         .filter((x) => x !== '');
+}
+
+/** A whole number of times, at least 1. */
+function count(name: string, s: string | undefined): number | undefined {
+  const n = int(name, s, 1);
+  if (n !== undefined && !Number.isInteger(n)) throw new Error(`--${name} must be a whole number >= 1, got "${s}"`);
+  return n;
 }
 
 function int(name: string, s: string | undefined, min: number): number | undefined {
@@ -167,6 +179,7 @@ export function parseBenchArgs(argv: string[]): BenchPlan {
       'proxy-duration': { type: 'string' },
       'catchup-watchers': { type: 'string' },
       'catchup-max': { type: 'string' },
+      'catchup-repeat': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -211,6 +224,7 @@ export function parseBenchArgs(argv: string[]): BenchPlan {
       rate,
       baselineS: quick ? 2 : 4,
       maxS: int('catchup-max', values['catchup-max'], 1) ?? (quick ? 30 : 120),
+      repeat: count('catchup-repeat', values['catchup-repeat']) ?? 1,
       channelCapacity: int('channel-capacity', values['channel-capacity'], 1) ?? 100,
     },
     throughput: { modes, durationS: quick ? 2.5 : 6, bigWatchers: 100_000 },

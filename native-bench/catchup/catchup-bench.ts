@@ -34,6 +34,7 @@ import type { CatchupRow } from '../lib/types.js';
 import type { BenchPlan } from '../bench-args.js';
 import { CatchupClient } from './catchup-client.js';
 import { measurePushBound } from './push-bound.js';
+import { medianRun } from './median-run.js';
 
 export interface CatchupConfig {
   mode: Mode;
@@ -184,35 +185,61 @@ export async function runCatchupOnce(c: CatchupConfig): Promise<CatchupRow> {
   };
 }
 
-/** The bench plan's catch-up part, plus where progress lines go. */
-type CatchupSweepOptions = BenchPlan['catchup'] & { log?: (line: string) => void };
+/** The bench plan's catch-up part (`repeat` defaults to 1), plus where progress lines go. */
+type CatchupSweepOptions = Omit<BenchPlan['catchup'], 'repeat'> & { repeat?: number; log?: (line: string) => void };
 
-/** Every (W, mode), each in its own child process. Off mode is not run: it has no catch-up path. */
+/**
+ * Every (W, mode), each run in its own child process. Off mode is not run: it has no catch-up path. With
+ * `repeat` > 1, each W's modes run in turn `repeat` times (interleaved, so a drift of the machine meets every
+ * mode alike) and each (W, mode) reports its median run (median-run.ts); a failed run is left out of it.
+ */
 export async function runCatchupSweep(o: CatchupSweepOptions): Promise<CatchupRow[]> {
   const rows: CatchupRow[] = [];
   const url = new URL('./catchup-bench.js', import.meta.url);
+  const modes = o.modes.filter((m) => m !== 'off');
+  const repeat = o.repeat ?? 1;
   for (const watchers of o.watchers) {
-    for (const mode of o.modes) {
-      if (mode === 'off') continue;
-      const config: CatchupConfig = {
-        mode,
-        watchers,
-        historyEvents: o.historyEvents,
-        rate: o.rate,
-        baselineS: o.baselineS,
-        maxS: o.maxS,
-        channelCapacity: o.channelCapacity,
-        pods: 1000,
-      };
-      o.log?.(`catchup: W=${watchers} mode=${mode} ...`);
-      try {
-        rows.push(await runIsolated<CatchupConfig, CatchupRow>(url, config, (o.maxS + o.baselineS) * 1000 + 180_000));
-      } catch (err) {
-        o.log?.(`catchup: W=${watchers} mode=${mode} failed: ${(err as Error).message}`);
+    const runs = new Map<Mode, CatchupRow[]>(modes.map((m) => [m, []]));
+    for (let run = 1; run <= repeat; run++) {
+      for (const mode of modes) {
+        const config: CatchupConfig = {
+          mode,
+          watchers,
+          historyEvents: o.historyEvents,
+          rate: o.rate,
+          baselineS: o.baselineS,
+          maxS: o.maxS,
+          channelCapacity: o.channelCapacity,
+          pods: 1000,
+        };
+        const which = repeat > 1 ? ` run ${run}/${repeat}` : '';
+        o.log?.(`catchup: W=${watchers} mode=${mode}${which} ...`);
+        try {
+          const row = await runIsolated<CatchupConfig, CatchupRow>(
+            url,
+            config,
+            (o.maxS + o.baselineS) * 1000 + 180_000,
+          );
+          runs.get(mode)!.push(row);
+          if (repeat > 1) o.log?.(`catchup: W=${watchers} mode=${mode}${which}: ${resyncLine(row)}`);
+        } catch (err) {
+          o.log?.(`catchup: W=${watchers} mode=${mode}${which} failed: ${(err as Error).message}`);
+        }
       }
+    }
+    for (const mode of modes) {
+      const done = runs.get(mode)!;
+      if (done.length > 0) rows.push(medianRun(done));
     }
   }
   return rows;
+}
+
+/** A run's resync figures, cold then warm, for the progress log. */
+function resyncLine(r: CatchupRow): string {
+  const one = (resynced: number, ms: number): string =>
+    resynced === r.watchers ? `all in ${(ms / 1000).toFixed(3)} s` : `${resynced}/${r.watchers}`;
+  return `cold ${one(r.resynced, r.allResyncedMs)}, warm ${one(r.warm.resynced, r.warm.allResyncedMs)}`;
 }
 
 if (!serveChild<CatchupConfig, CatchupRow>(runCatchupOnce) && isMain(import.meta.url)) {

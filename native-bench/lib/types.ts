@@ -172,6 +172,19 @@ export interface CatchupRow {
   cpuMs: number;
   /** The same catch-up once more, in the same process right after (the figures above are the first, cold one). */
   warm: CatchupRepeat;
+  /**
+   * With --catchup-repeat N > 1: every run's resync figures, in run order. The row is then the run whose cold
+   * figure is the median, and `warm` the run whose warm figure is (catchup/median-run.ts). Absent: one run.
+   */
+  runs?: { cold: ResyncSample[]; warm: ResyncSample[] };
+}
+
+/** One catch-up window's resync figures (a run's cold one, or its warm repeat). */
+export interface ResyncSample {
+  resynced: number;
+  allResyncedMs: number;
+  expired410: number;
+  timedOut: boolean;
 }
 
 /** A repeated catch-up's figures (CatchupRow.warm): as the row's own fields of the same names. */

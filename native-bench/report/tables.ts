@@ -133,6 +133,7 @@ export function printKepTable(rows: KepRow[]): void {
 const CATCHUP_HEADERS = [
   'W',
   'mode',
+  'runs (the median shown)',
   'events behind',
   'resynced',
   'all resynced s',
@@ -157,6 +158,7 @@ function catchupCells(r: CatchupRow): Cell[] {
   return [
     r.watchers,
     r.modeLabel,
+    r.runs === undefined ? 1 : r.runs.cold.length,
     r.historyEvents,
     `${r.resynced}/${r.watchers}`,
     r.resynced === r.watchers ? r.allResyncedMs / 1000 : '-',

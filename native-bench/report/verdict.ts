@@ -36,7 +36,7 @@ import {
   type Verdict,
 } from '../../src/sim/report-verdict.js';
 import { fmt } from '../lib/table.js';
-import type { BenchReport, CatchupRow, KepRow, ThroughputRow } from '../lib/types.js';
+import type { BenchReport, CatchupRow, KepRow, ResyncSample, ThroughputRow } from '../lib/types.js';
 
 export type { Verdict };
 
@@ -141,14 +141,29 @@ type ResyncFigures = Pick<CatchupRow, 'resynced' | 'allResyncedMs' | 'timedOut' 
 
 /**
  * One mode's figure for a "time until every watcher resynced" verdict: ranked by time when all resynced;
- * otherwise after every mode that did, by how many did.
+ * otherwise after every mode that did, by how many did. `samples`: every run's figures when the row is the
+ * median of several (--catchup-repeat), whose spread the text then gives.
  */
-function resyncFigure(r: CatchupRow, f: ResyncFigures): Figure {
+function resyncFigure(r: CatchupRow, f: ResyncFigures, samples?: ResyncSample[]): Figure {
   const all = f.resynced === r.watchers;
   const text = all
     ? `all in ${fmt(f.allResyncedMs / 1000)} s`
     : `${f.resynced}/${r.watchers}${f.timedOut ? ` in ${fmt(r.maxS)} s` : ''}${f.expired410 > 0 ? `, ${fmt(f.expired410)} 410s` : ''}`;
-  return { key: r.mode, mode: r.mode, value: all ? f.allResyncedMs : UNFINISHED - f.resynced, text, eligible: true };
+  return {
+    key: r.mode,
+    mode: r.mode,
+    value: all ? f.allResyncedMs : UNFINISHED - f.resynced,
+    text: samples !== undefined && samples.length > 1 ? `${text} ${spreadOf(samples, r.watchers)}` : text,
+    eligible: true,
+  };
+}
+
+/** "(median of N: min-max s)" over runs that all resynced everyone, else how many runs did. */
+function spreadOf(samples: ResyncSample[], watchers: number): string {
+  const times = samples.filter((s) => s.resynced === watchers).map((s) => s.allResyncedMs / 1000);
+  if (times.length < samples.length)
+    return `(median of ${samples.length}; every watcher resynced in ${times.length} of them)`;
+  return `(median of ${samples.length}: ${fmt(Math.min(...times))}-${fmt(Math.max(...times))} s)`;
 }
 
 function catchupVerdicts(rows: CatchupRow[], out: Verdict[]): void {
@@ -164,7 +179,7 @@ function catchupVerdicts(rows: CatchupRow[], out: Verdict[]): void {
       judge(
         '3. catch-up: time until every watcher resynced',
         behind,
-        ofW.map((r) => resyncFigure(r, r)),
+        ofW.map((r) => resyncFigure(r, r, r.runs?.cold)),
         true,
       ),
     );
@@ -173,7 +188,7 @@ function catchupVerdicts(rows: CatchupRow[], out: Verdict[]): void {
       judge(
         '3. catch-up, warm (the same again in the same process): time until every watcher resynced',
         behind,
-        ofW.map((r) => resyncFigure(r, r.warm)),
+        ofW.map((r) => resyncFigure(r, r.warm, r.runs?.warm)),
         true,
       ),
     );
