@@ -185,8 +185,8 @@ export async function runCatchupOnce(c: CatchupConfig): Promise<CatchupRow> {
   };
 }
 
-/** The bench plan's catch-up part (`repeat` defaults to 1), plus where progress lines go. */
-type CatchupSweepOptions = Omit<BenchPlan['catchup'], 'repeat'> & { repeat?: number; log?: (line: string) => void };
+/** The bench plan's catch-up part, plus where progress lines go. */
+type CatchupSweepOptions = BenchPlan['catchup'] & { log?: (line: string) => void };
 
 /**
  * Every (W, mode), each run in its own child process. Off mode is not run: it has no catch-up path. With
@@ -197,7 +197,7 @@ export async function runCatchupSweep(o: CatchupSweepOptions): Promise<CatchupRo
   const rows: CatchupRow[] = [];
   const url = new URL('./catchup-bench.js', import.meta.url);
   const modes = o.modes.filter((m) => m !== 'off');
-  const repeat = o.repeat ?? 1;
+  const repeat = o.repeat;
   for (const watchers of o.watchers) {
     const runs = new Map<Mode, CatchupRow[]>(modes.map((m) => [m, []]));
     for (let run = 1; run <= repeat; run++) {

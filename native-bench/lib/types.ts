@@ -179,7 +179,7 @@ export interface CatchupRow {
   runs?: { cold: ResyncSample[]; warm: ResyncSample[] };
 }
 
-/** One catch-up window's resync figures (a run's cold one, or its warm repeat). */
+/** The figures a catch-up window resynced with (a run's cold window, or its `warm` repeat). */
 export interface ResyncSample {
   resynced: number;
   allResyncedMs: number;

@@ -136,15 +136,12 @@ export function deliveriesToResyncAll(r: CatchupRow): number {
   return (r.watchers * (r.historyEvents + r.rate * r.maxS)) / r.maxS;
 }
 
-/** The figures a catch-up window resynced with (a row's own, the cold window, or its `warm` repeat). */
-type ResyncFigures = Pick<CatchupRow, 'resynced' | 'allResyncedMs' | 'timedOut' | 'expired410'>;
-
 /**
  * One mode's figure for a "time until every watcher resynced" verdict: ranked by time when all resynced;
  * otherwise after every mode that did, by how many did. `samples`: every run's figures when the row is the
  * median of several (--catchup-repeat), whose spread the text then gives.
  */
-function resyncFigure(r: CatchupRow, f: ResyncFigures, samples?: ResyncSample[]): Figure {
+function resyncFigure(r: CatchupRow, f: ResyncSample, samples?: ResyncSample[]): Figure {
   const all = f.resynced === r.watchers;
   const text = all
     ? `all in ${fmt(f.allResyncedMs / 1000)} s`
