@@ -81,10 +81,12 @@ export class ArenaPrefault {
     this.scheduled = false;
     if (this.stopped) return;
     // The arena may have grown since the request (a growable buffer's length follows grow() in every thread):
-    // never past its length now. A fixed-length view of what this slice touches.
-    // Scheduled only while pending (schedule), so this slice has pages to touch.
-    const end = Math.min(this.target, this.touched + PREFAULT_SLICE_BYTES, this.arena.byteLength) & ~3;
-    const words = new Int32Array(this.arena, 0, end >> 2);
+    // never past its length now. Scheduled only while pending (schedule), so touched < end here.
+    const length = this.arena.byteLength;
+    const end = Math.min(this.target, this.touched + PREFAULT_SLICE_BYTES, length);
+    // A fixed-length view of what this slice touches: the words up to `end` rounded up (the arena's length is
+    // a whole number of words, so never past it). An end asked for anywhere inside a word is still reached.
+    const words = new Int32Array(this.arena, 0, Math.min((end + 3) >> 2, length >> 2));
     let pages = 0;
     for (let b = this.touched - (this.touched % PAGE_BYTES); b < end; b += PAGE_BYTES) {
       // Invariant (no value changes): 0 stays 0, anything else is left as it is (module doc).
@@ -92,6 +94,9 @@ export class ArenaPrefault {
       pages++;
     }
     this.pages += pages;
+    // Invariant (progress): every slice moves `touched` forward, so `pending` ends after finitely many slices.
+    // (Rounding `end` down to a word once left a request ending inside a word pending for ever: a slice per
+    // turn that touched one page and kept the worker thread at 100 % of a core until the next request.)
     this.touched = end;
     this.schedule();
   };

@@ -102,6 +102,29 @@ test('ArenaPrefault: touches the pages asked for, a slice per turn, changing no 
   assert.equal(p.pages, Math.ceil((3 * MiB + 100) / 4096), 'nothing after stop');
 });
 
+test('ArenaPrefault: an end inside a word (any write position plus the window) is reached, and then it stops', () => {
+  // The ring mirror asks for its write end plus a window: any byte offset. Rounding the end down to a word
+  // once left such a request pending for ever, a slice per turn touching the same page (a spinning worker).
+  for (const extra of [1, 2, 3, 4098]) {
+    const { clock, turn } = turnClock();
+    const sab = new SharedArrayBuffer(4 * MiB);
+    const p = new ArenaPrefault(sab, clock);
+    const upTo = 2 * MiB + extra;
+    p.request(upTo);
+    let turns = 0;
+    while (turn()) {
+      turns++;
+      assert.ok(turns <= 3, `end ${upTo}: done in three slices, not ${turns} and counting`);
+    }
+    assert.equal(p.pending, false, `end ${upTo}: nothing left pending`);
+    assert.equal(p.pages, Math.ceil(upTo / 4096), `end ${upTo}: one touch per page up to it`);
+    p.request(upTo + 1); // one byte further, inside the same word and page: one more slice, no page twice
+    while (turn()) turns++;
+    assert.equal(p.pending, false);
+    assert.ok(turns <= 4, `end ${upTo + 1}: one slice more`);
+  }
+});
+
 test('ArenaPrefault: never past the buffer, and on into a growable buffer once it grew', async () => {
   const clock = new VirtualClock();
   const Grow = SharedArrayBuffer as unknown as new (
