@@ -118,10 +118,11 @@ test('ArenaPrefault: an end inside a word (any write position plus the window) i
     }
     assert.equal(p.pending, false, `end ${upTo}: nothing left pending`);
     assert.equal(p.pages, Math.ceil(upTo / 4096), `end ${upTo}: one touch per page up to it`);
-    p.request(upTo + 1); // one byte further, inside the same word and page: one more slice, no page twice
+    p.request(upTo + 1); // one byte further, inside the same word and page: one more slice, that page again
     while (turn()) turns++;
     assert.equal(p.pending, false);
     assert.ok(turns <= 4, `end ${upTo + 1}: one slice more`);
+    assert.equal(p.pages, Math.ceil(upTo / 4096) + 1, `end ${upTo + 1}: one touch, of the page it ends in`);
   }
 });
 
