@@ -245,6 +245,13 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
     undefined,
   );
   private readonly scannedIn = new Int32Array(SCANNED_SLOTS);
+  /**
+   * The entries this pass decoded or built a skeleton for, let go at its end (afterPass). An entry's
+   * events serve only the pass that made them (a later one refills the entry before reading it: refAt),
+   * yet until the refill they stayed reachable: up to SCANNED_SLOTS decoded pods and their previous
+   * objects (~120 MB of 2 KiB pods), and V8 let the worker's heap grow to ~4x that before collecting.
+   */
+  private readonly madeInPass: RingEventRef[] = [];
   /** The current pass's number in scannedIn (from 1: 0 is no pass). */
   private scannedPass = 1;
   /**
@@ -690,6 +697,7 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
     const ev = new WatchCacheEvent(eventTypeName(ref.type), object, prevObject, ref.rv, 0, trigger);
     ev.index = ref.index;
     ref.skeleton = ev;
+    this.madeInPass.push(ref);
     return ev;
   }
 
@@ -714,6 +722,7 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
     ev.index = ref.index;
     this.decodes++;
     ref.decoded = ev;
+    this.madeInPass.push(ref);
     return ev;
   }
 
@@ -732,6 +741,7 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
 
   private afterPass(stats: PassStats, done: (stats: PassStats) => void): void {
     this.publishAll(); // the last retry round's runs (in-process hosts)
+    this.letGoOfEvents();
     // Entries of this pass no longer count (wrapping to 1 would meet stale stamps: clear them then).
     if (++this.scannedPass === 0x7fffffff) {
       this.scannedIn.fill(0);
@@ -768,6 +778,27 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
       this.minPosition = min;
       this.onAllFull?.();
     }
+  }
+
+  /**
+   * The pass (its retry rounds included) is over: nothing reads its decoded events or skeletons again
+   * (the next pass refills an entry before using it), so none stays reachable from scannedRefs.
+   */
+  private letGoOfEvents(): void {
+    const made = this.madeInPass;
+    for (let i = 0; i < made.length; i++) {
+      const ref = made[i]!;
+      ref.decoded = undefined;
+      ref.skeleton = undefined;
+    }
+    made.length = 0;
+  }
+
+  /** Entries holding a decoded event or skeleton now (tests: none once a pass has ended). */
+  get eventsHeld(): number {
+    let n = 0;
+    for (const ref of this.scannedRefs) if (ref !== undefined && (ref.decoded || ref.skeleton)) n++;
+    return n;
   }
 
   /** A member was handed back or expired since the last pass ended (its totals go out at the pass end). */
