@@ -248,6 +248,7 @@ export class RingMirror implements FrameStore {
           trigger,
           triggerHash,
           values: this.payload.values,
+          labels: event.object.metadata?.labels,
         };
       }
       if (this.held.length === this.heldHead) this.heldBase = abs;

@@ -24,7 +24,14 @@
  * channels, the hand-back's passPushes) count events.
  */
 import { Unpackr } from 'msgpackr';
-import { decodeRingPayload, readRingSelection } from '../protocol/ring-payload.js';
+import {
+  decodeRingPayload,
+  readRingSelection,
+  readSelectionSection,
+  SELECTION_LOCATOR_BYTES,
+  selectionLength,
+  selectionStart,
+} from '../protocol/ring-payload.js';
 import type { IndexerFunc, KubeObject } from '../core/types.js';
 import { realClock, type Clock, type TimerHandle } from '../core/clock.js';
 import { WatchCacheEvent } from '../history/watch-cache-event.js';
@@ -77,10 +84,12 @@ export class WorkerMember implements PassMember {
   /** It selects everything: the slot's type decides its delivery, no decode needed (issue 13, deliverable 4). */
   readonly everything: boolean;
   /**
-   * Its selection reads only name, namespace and indexed fields (no label selector): the payload's
-   * selection section decides it exactly, without decoding the objects (src/protocol/ring-payload.ts).
+   * Its selection reads only name, namespace, labels and indexed fields: the payload's selection
+   * section decides it exactly, without decoding the objects (src/protocol/ring-payload.ts).
    */
   readonly bySelectionSection: boolean;
+  /** It has a label selector: the section decides it only where its labels were written (LABELS_EXACT). */
+  readonly readsLabels: boolean;
   /** Scope hashes: a cheap test before any event is decoded for this member. */
   private readonly nsHash: number;
   private readonly nameHash: number;
@@ -96,6 +105,7 @@ export class WorkerMember implements PassMember {
     this.triggerHash = known.triggerHash;
     this.everything = known.selection.everything;
     this.bySelectionSection = known.bySelectionSection;
+    this.readsLabels = !known.selection.labels.empty;
     this.cursor.startAt(position);
     this.cursor.markUnsynced();
     // Invariant 1 (position) across threads: the cell gets the position only after the channel
@@ -163,6 +173,8 @@ export class RingEventRef {
   decoded: WatchCacheEvent | null | undefined = undefined; // undefined: not yet; null: overwritten
   /** The event rebuilt from the payload's selection section alone (undefined: not yet; null: not exact / overwritten). */
   skeleton: WatchCacheEvent | null | undefined = undefined;
+  /** The skeleton's objects carry their labels (the section's LABELS_EXACT). */
+  skeletonLabels = false;
   constructor(r: RingRecord) {
     this.fill(r);
   }
@@ -180,6 +192,7 @@ export class RingEventRef {
     this.prevTriggerHash = r.prevTriggerHash;
     this.decoded = undefined;
     this.skeleton = undefined;
+    this.skeletonLabels = false;
   }
 }
 
@@ -376,12 +389,9 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
       nsHash: selection.namespace === '' ? NO_VALUE_HASH : hash32(selection.namespace),
       nameHash: selection.name === '' ? NO_VALUE_HASH : hash32(selection.name),
       triggerHash: selection.triggerValue === undefined ? NO_VALUE_HASH : hash32(selection.triggerValue),
-      bySelectionSection:
-        selection.labels.empty &&
-        selection.fields.requirements.every(
-          (r) =>
-            r.field === 'metadata.name' || r.field === 'metadata.namespace' || this.indexers[r.field] !== undefined,
-        ),
+      bySelectionSection: selection.fields.requirements.every(
+        (r) => r.field === 'metadata.name' || r.field === 'metadata.namespace' || this.indexers[r.field] !== undefined,
+      ),
     };
     known.set(id, entry);
     return entry;
@@ -445,7 +455,7 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
     if (!m.mightSelect(ref)) return Offer.NotSelected;
     // Invariant 4 (selection): a hash match is only a candidate; classify() decides exactly, on the
     // selection section when it holds everything this selection reads, else on the decoded objects.
-    const ev = (m.bySelectionSection ? this.skeletonOf(ref) : undefined) ?? this.decode(ref);
+    const ev = (m.bySelectionSection ? this.sectionEvent(m, ref) : undefined) ?? this.decode(ref);
     if (ev === undefined) return Offer.Full; // overwritten while scanning: owed; expiry decides next pass
     const d = m.selection.classify(ev);
     if (d === Delivery.None) return Offer.NotSelected;
@@ -672,27 +682,39 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
     return ref;
   }
 
+  /** The skeleton when it holds everything `m`'s selection reads (its labels, for a label selector). */
+  private sectionEvent(m: WorkerMember, ref: RingEventRef): WatchCacheEvent | undefined {
+    const ev = this.skeletonOf(ref);
+    return ev !== undefined && (!m.readsLabels || ref.skeletonLabels) ? ev : undefined;
+  }
+
   /**
-   * The event as far as a label-free selection on name, namespace and indexed fields can see it,
-   * built from the payload's selection section without decoding any msgpack (once per pass);
-   * undefined when the section is not exact for it (then the payload is decoded) or overwritten.
+   * The event as far as a selection on name, namespace, labels and indexed fields can see it, built
+   * from the payload's selection section without decoding any msgpack (once per pass); undefined
+   * when the section is not exact for it (then the payload is decoded) or overwritten. Its objects
+   * carry labels only where the section has them (skeletonLabels).
    */
   private skeletonOf(ref: RingEventRef): WatchCacheEvent | undefined {
     if (ref.skeleton !== undefined) return ref.skeleton ?? undefined;
     ref.skeleton = null;
     if (ref.decoded !== undefined) return undefined; // decoded already: use that
-    // The selection section is all it needs: the previous object's frame is not copied.
-    if (this.reader.read(ref.index, this.record, false) !== ReadStatus.OK) return undefined;
-    const sel = readRingSelection(this.record.payload.subarray(0, this.record.length), this.indexerFields.length);
+    // The selection section is all it needs: its location, then the section alone, copied out of the
+    // ring (not the frame before it: a 2 KiB pod's whole payload cost this ~2x the rest of the skeleton).
+    const rec = this.record;
+    if (this.reader.readPayloadBytes(ref.index, rec, 0, SELECTION_LOCATOR_BYTES) !== ReadStatus.OK) return undefined;
+    const start = selectionStart(rec.payload);
+    if (this.reader.readPayloadBytes(ref.index, rec, start, selectionLength(rec.payload)) !== ReadStatus.OK)
+      return undefined;
+    const sel = readSelectionSection(rec.payload, 0, this.indexerFields.length);
     if (!sel.exact) return undefined;
-    const metadata = { namespace: sel.namespace, name: sel.name };
-    const object: KubeObject = { metadata };
+    const object: KubeObject = { metadata: { namespace: sel.namespace, name: sel.name, labels: sel.labels } };
     this.values.set(object, this.valuesOf(sel.values));
     let prevObject: KubeObject | undefined;
     if (ref.hasPrev) {
-      prevObject = { metadata };
+      prevObject = { metadata: { namespace: sel.namespace, name: sel.name, labels: sel.prevLabels } };
       this.values.set(prevObject, this.valuesOf(sel.prevValues));
     }
+    ref.skeletonLabels = sel.labelsExact;
     const trigger = this.triggerField === undefined ? undefined : this.indexers[this.triggerField];
     const ev = new WatchCacheEvent(eventTypeName(ref.type), object, prevObject, ref.rv, 0, trigger);
     ev.index = ref.index;

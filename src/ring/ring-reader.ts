@@ -63,6 +63,8 @@ export type ReadStatus = (typeof ReadStatus)[keyof typeof ReadStatus];
 const NO_PAYLOAD = 0;
 const PAYLOAD = 1;
 const PAYLOAD_AND_PREV = 2;
+/** Payload bytes [sliceFrom, sliceFrom + sliceLength) only (readPayloadBytes). */
+const SLICE = 3;
 
 /** indexAfterRV's answer when the RV predates what the ring still holds (→ 410 Expired). */
 export const TOO_OLD = -1;
@@ -229,6 +231,21 @@ export class HistoryRingReader {
   read(absIndex: number, out: RingRecord, withPrev = true): ReadStatus {
     return this.readInto(absIndex, out, withPrev ? PAYLOAD_AND_PREV : PAYLOAD);
   }
+
+  /**
+   * Metadata plus a validated COPY of payload bytes [from, from + length)
+   * into out.payload[0 .. length) (out.length = length), as read() validates
+   * the whole payload: a reader that needs a few bytes of a large payload
+   * copies only those (the sync worker reads the selection section of each
+   * scanned event). The range must lie inside the payload (RangeError).
+   */
+  readPayloadBytes(absIndex: number, out: RingRecord, from: number, length: number): ReadStatus {
+    this.sliceFrom = from;
+    this.sliceLength = length;
+    return this.readInto(absIndex, out, SLICE);
+  }
+  private sliceFrom = 0;
+  private sliceLength = 0;
 
   /** Read and decode one event. Allocates (the decoded objects). */
   decode(absIndex: number): DecodeResult {
@@ -415,7 +432,18 @@ export class HistoryRingReader {
         const pLen = sI[b + S_PREV_LENGTH]!;
         let pStart = -1;
         let bytesOk = true;
-        if (what !== NO_PAYLOAD) {
+        let outLength = len;
+        if (what === SLICE) {
+          const from = this.sliceFrom;
+          outLength = this.sliceLength;
+          const inRange = from >= 0 && outLength >= 0 && from + outLength <= len;
+          this.reserve(out, outLength);
+          bytesOk = inRange && (outLength === 0 || this.copyBytes(off + from, outLength, out.payload, 0));
+          if (!inRange && Atomics.load(sI, b + S_SEQ) === seq1)
+            throw new RangeError(
+              `history ring: bytes [${from}, ${from + outLength}) are not in the ${len}-byte payload`,
+            );
+        } else if (what !== NO_PAYLOAD) {
           const inside = pLen > 0 && pOff >= off && pOff + pLen <= off + len;
           const apart = pLen > 0 && !inside && what === PAYLOAD_AND_PREV;
           const at = align4(len);
@@ -444,7 +472,7 @@ export class HistoryRingReader {
           out.nameHash = name;
           out.triggerHash = trig;
           out.prevTriggerHash = prev;
-          out.length = len;
+          out.length = outLength;
           out.prevLength = pLen;
           out.prevStart = pStart;
           return ReadStatus.OK;

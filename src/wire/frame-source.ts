@@ -54,6 +54,8 @@ export interface ObjectKeys {
   readonly triggerHash: number;
   /** Its indexer values, in the indexers' order (the selection section's values). */
   readonly values: readonly (string | undefined)[];
+  /** Its metadata.labels as they are (the selection section's PREV_LABELS for the next event on it). */
+  readonly labels: unknown;
 }
 
 export class PendingFrame {
