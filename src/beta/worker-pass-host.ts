@@ -32,6 +32,7 @@ import {
   selectionLength,
   selectionStart,
 } from '../protocol/ring-payload.js';
+import { SectionInterner } from '../protocol/section-interner.js';
 import type { IndexerFunc, KubeObject } from '../core/types.js';
 import { realClock, type Clock, type TimerHandle } from '../core/clock.js';
 import { WatchCacheEvent } from '../history/watch-cache-event.js';
@@ -233,6 +234,16 @@ export interface KnownWatcher {
   bySelectionSection: boolean;
 }
 
+/**
+ * The indexed values of an object the worker built or decoded (the selection section's, in indexer-field
+ * order), as the worker's indexers read them: a property of the worker's own object, which no other thread
+ * sees (a WeakMap beside it cost two inserts per scanned event and the collector's ephemeron work).
+ */
+const INDEXED_VALUES = Symbol('indexed values');
+interface Indexed {
+  [INDEXED_VALUES]?: (string | undefined)[];
+}
+
 export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
   readonly members = new Map<number, WorkerMember>();
   readonly scheduler: PassScheduler;
@@ -247,7 +258,8 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
   /** The indexer fields in the order the payload's selection section lists their values. */
   private readonly indexerFields: string[];
   private readonly triggerField: string | undefined;
-  private readonly values = new WeakMap<KubeObject, Record<string, string>>();
+  /** Names, indexed values and label maps of the sections skeletonOf reads, each decoded once while held. */
+  private readonly interner = new SectionInterner();
   /**
    * The pass's scanned events, direct-mapped by ring index (SCANNED_SLOTS of them): an entry counts
    * only in the pass that made it (`scannedPass`), so nothing is cleared between passes. A collision
@@ -327,7 +339,7 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
     this.triggerField = triggerField;
     this.indexers = {};
     this.indexerFields = indexerFields;
-    for (const f of indexerFields) this.indexers[f] = (o: KubeObject) => this.values.get(o)?.[f];
+    indexerFields.forEach((f, i) => (this.indexers[f] = (o: KubeObject) => (o as Indexed)[INDEXED_VALUES]?.[i]));
     this.pass = new SyncPass(options, this);
     this.scheduler = new PassScheduler(clock, options, {
       hasWork: () => this.members.size > 0,
@@ -700,19 +712,20 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
     if (ref.decoded !== undefined) return undefined; // decoded already: use that
     // The selection section is all it needs: its location, then the section alone, copied out of the
     // ring (not the frame before it: a 2 KiB pod's whole payload cost this ~2x the rest of the skeleton).
+    // One read of both was no faster (issue 13: label catch-up W = 1, 3 interleaved runs).
     const rec = this.record;
     if (this.reader.readPayloadBytes(ref.index, rec, 0, SELECTION_LOCATOR_BYTES) !== ReadStatus.OK) return undefined;
     const start = selectionStart(rec.payload);
     if (this.reader.readPayloadBytes(ref.index, rec, start, selectionLength(rec.payload)) !== ReadStatus.OK)
       return undefined;
-    const sel = readSelectionSection(rec.payload, 0, this.indexerFields.length);
+    const sel = readSelectionSection(rec.payload, 0, this.indexerFields.length, this.interner);
     if (!sel.exact) return undefined;
     const object: KubeObject = { metadata: { namespace: sel.namespace, name: sel.name, labels: sel.labels } };
-    this.values.set(object, this.valuesOf(sel.values));
+    (object as Indexed)[INDEXED_VALUES] = sel.values;
     let prevObject: KubeObject | undefined;
     if (ref.hasPrev) {
       prevObject = { metadata: { namespace: sel.namespace, name: sel.name, labels: sel.prevLabels } };
-      this.values.set(prevObject, this.valuesOf(sel.prevValues));
+      (prevObject as Indexed)[INDEXED_VALUES] = sel.prevValues;
     }
     ref.skeletonLabels = sel.labelsExact;
     const trigger = this.triggerField === undefined ? undefined : this.indexers[this.triggerField];
@@ -736,8 +749,8 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
     const { frame, prevObject } = decodeRingPayload(this.unpackr, rec.payload, rec.prevStart, rec.prevLength);
     if (this.indexerFields.length > 0) {
       const sel = readRingSelection(bytes, this.indexerFields.length);
-      this.values.set(frame.object, this.valuesOf(sel.values));
-      if (prevObject !== undefined) this.values.set(prevObject, this.valuesOf(sel.prevValues));
+      (frame.object as Indexed)[INDEXED_VALUES] = sel.values;
+      if (prevObject !== undefined) (prevObject as Indexed)[INDEXED_VALUES] = sel.prevValues;
     }
     const trigger = this.triggerField === undefined ? undefined : this.indexers[this.triggerField];
     const ev = new WatchCacheEvent(frame.type, frame.object, prevObject, ref.rv, 0, trigger);
@@ -746,16 +759,6 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
     ref.decoded = ev;
     this.madeInPass.push(ref);
     return ev;
-  }
-
-  /** Indexer values by field, as the worker's indexers look them up. */
-  private valuesOf(values: (string | undefined)[]): Record<string, string> {
-    const out: Record<string, string> = {};
-    for (let i = 0; i < values.length; i++) {
-      const v = values[i];
-      if (v !== undefined) out[this.indexerFields[i]!] = v;
-    }
-    return out;
   }
 
   /** The last pass pushed something (its consumers are reading: room may come any moment). */

@@ -55,6 +55,7 @@ import type { Unpackr } from 'msgpackr';
 import type { ChangeType, IndexerFunc, KubeObject } from '../core/types.js';
 import type { FrameBytes, ObjectKeys } from '../wire/frame-source.js';
 import { inPlaceRoom, MIN_IN_PLACE_ROOM, packInPlace } from '../wire/in-place-pack.js';
+import { asciiOrUndefined, type SectionInterner } from './section-interner.js';
 
 export interface RingFrame {
   type: ChangeType;
@@ -372,15 +373,23 @@ export function selectionLength(head: Uint8Array): number {
  * A SELECTION section that starts at `bytes[at]` (readRingSelection's, or the section alone, copied out
  * of the ring with HistoryRingReader.readPayloadBytes: the sync worker reads no more of a payload).
  */
-export function readSelectionSection(bytes: Uint8Array, at: number, fieldCount: number): RingSelection {
+export function readSelectionSection(
+  bytes: Uint8Array,
+  at: number,
+  fieldCount: number,
+  interner?: SectionInterner,
+): RingSelection {
   const flags = readU32(bytes, at);
   at += 4;
   const read = (): string | undefined => {
     const n = readU32(bytes, at);
     at += 4;
     if (n === ABSENT) return undefined;
-    const s = n <= SHORT_STRING ? asciiOrUndefined(bytes, at, n) : undefined;
-    const out = s ?? utf8d.decode(bytes.subarray(at, at + n));
+    let out: string;
+    if (interner !== undefined) out = interner.string(bytes, at, n);
+    else
+      out =
+        (n <= SHORT_STRING ? asciiOrUndefined(bytes, at, n) : undefined) ?? utf8d.decode(bytes.subarray(at, at + n));
     at += n;
     return out;
   };
@@ -396,10 +405,7 @@ export function readSelectionSection(bytes: Uint8Array, at: number, fieldCount: 
   let labels: Record<string, string> | undefined;
   let prevLabels: Record<string, string> | undefined;
   if (labelsExact) {
-    const readLabels = (): Record<string, string> | undefined => {
-      const n = readU32(bytes, at);
-      at += 4;
-      if (n === 0) return undefined;
+    const decodeLabels = (n: number): Record<string, string> => {
       // No prototype: a key such as __proto__ is a label like any other.
       const out = Object.create(null) as Record<string, string>;
       for (let i = 0; i < n; i++) {
@@ -407,6 +413,19 @@ export function readSelectionSection(bytes: Uint8Array, at: number, fieldCount: 
         out[key] = read()!;
       }
       return out;
+    };
+    const readLabels = (): Record<string, string> | undefined => {
+      const n = readU32(bytes, at);
+      at += 4;
+      if (n === 0) return undefined;
+      if (interner === undefined) return decodeLabels(n);
+      // The pairs' bytes, found from their lengths alone: the interner decodes them only on a miss.
+      const from = at;
+      let end = from;
+      for (let i = 0; i < 2 * n; i++) end += 4 + readU32(bytes, end);
+      const map = interner.labels(bytes, from, end, () => decodeLabels(n));
+      at = end;
+      return map;
     };
     labels = readLabels();
     if (readU32(bytes, at) === SAME_LABELS) prevLabels = labels;
@@ -422,17 +441,6 @@ export function readSelectionSection(bytes: Uint8Array, at: number, fieldCount: 
     labels,
     prevLabels,
   };
-}
-
-/** bytes[at, at + n) as a string when every byte is ASCII (no view, no decoder call), else undefined. */
-function asciiOrUndefined(bytes: Uint8Array, at: number, n: number): string | undefined {
-  let s = '';
-  for (let i = 0; i < n; i++) {
-    const c = bytes[at + i]!;
-    if (c >= 0x80) return undefined;
-    s += String.fromCharCode(c);
-  }
-  return s;
 }
 
 /** Whether two objects' labels have the same keys and values (both absent included; maps of strings only). */
