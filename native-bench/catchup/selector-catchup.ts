@@ -57,6 +57,11 @@ export interface SelectorCatchupRow {
 }
 
 const NODES = 100;
+/**
+ * A catch-up not done after this long fails the run with each lagging watcher's progress (events, RV). Runs
+ * take ~0.01-2 s here; a catch-up that stops moving is a bug to see, not a wait until the child's timeout.
+ */
+const CATCHUP_LIMIT_MS = 120_000;
 const nodeOf = (o: KubeObject): string | undefined => (o.spec as { nodeName?: string } | undefined)?.nodeName;
 
 function optionsOf(kind: SelectionKind): Partial<WatchOptions> {
@@ -78,16 +83,47 @@ async function catchUp(c: SelectorCatchupConfig, cache: WatchCache, fromRV: numb
     cache.watch({ resourceVersion: String(fromRV), channelCapacity: 100, ...optionsOf(c.selection) }),
   );
   let delivered = 0;
-  const times = await Promise.all(
-    watches.map(async (w) => {
-      for await (const ev of w) {
-        if (ev.type === 'BOOKMARK') continue;
-        delivered++;
-        if (ev.rv >= lastRV) return performance.now() - t0;
-      }
-      throw new Error('a watch ended before its last selected event');
-    }),
-  );
+  // Each watcher's progress (events, last RV; -1 once done), for the report of a catch-up that stalls.
+  const got = new Array<number>(c.watchers).fill(0);
+  const at = new Array<number>(c.watchers).fill(fromRV);
+  let stalled: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    stalled = setTimeout(() => {
+      const behind = at.flatMap((rv, i) => (rv < 0 ? [] : [`#${i}: ${got[i]} events, at RV ${rv}`]));
+      reject(
+        new Error(
+          `selector catch-up (${c.mode}, ${c.selection}, W = ${c.watchers}) not done after ${CATCHUP_LIMIT_MS} ms: ` +
+            `${behind.length} watchers short of RV ${lastRV} (${behind.slice(0, 5).join('; ')})`,
+        ),
+      );
+    }, CATCHUP_LIMIT_MS);
+  });
+  let times: number[];
+  try {
+    times = await Promise.race([
+      deadline,
+      Promise.all(
+        watches.map(async (w, i) => {
+          for await (const ev of w) {
+            if (ev.type === 'BOOKMARK') continue;
+            delivered++;
+            got[i]!++;
+            at[i] = ev.rv;
+            if (ev.rv >= lastRV) {
+              at[i] = -1;
+              return performance.now() - t0;
+            }
+          }
+          throw new Error('a watch ended before its last selected event');
+        }),
+      ),
+    ]);
+  } catch (err) {
+    for (const w of watches) w.stop();
+    throw err;
+  } finally {
+    clearTimeout(stalled);
+  }
   const cpu = process.cpuUsage(cpu0);
   for (const w of watches) w.stop();
   return { allCaughtUpMs: Math.max(...times), delivered, cpuMs: (cpu.user + cpu.system) / 1000 };
@@ -185,6 +221,7 @@ if (!serveChild<SelectorCatchupConfig, SelectorCatchupRow>(runSelectorCatchupOnc
   for (const w of ws) if (!(Number.isInteger(w) && w >= 1)) throw new Error(`--watchers: ${w} is not a count >= 1`);
   const url = new URL('./selector-catchup.js', import.meta.url);
   const rows: SelectorCatchupRow[] = [];
+  const failed: string[] = [];
   for (const selection of kinds as SelectionKind[])
     for (const watchers of ws)
       for (const mode of modes) {
@@ -193,6 +230,7 @@ if (!serveChild<SelectorCatchupConfig, SelectorCatchupRow>(runSelectorCatchupOnc
         try {
           rows.push(await runIsolated<SelectorCatchupConfig, SelectorCatchupRow>(url, config, 300_000));
         } catch (err) {
+          failed.push(`${selection} W=${watchers} mode=${mode}`);
           console.error(
             `[bench] selector catch-up: ${selection} W=${watchers} mode=${mode} failed: ${(err as Error).message}`,
           );
@@ -202,4 +240,9 @@ if (!serveChild<SelectorCatchupConfig, SelectorCatchupRow>(runSelectorCatchupOnc
   mkdirSync(dirname(values.json), { recursive: true });
   writeFileSync(values.json, JSON.stringify({ when: new Date().toISOString(), rows }, null, 2));
   console.error(`[bench] wrote ${values.json}`);
+  if (failed.length > 0) {
+    // The table and the JSON hold the runs that finished; the exit status says some did not.
+    console.error(`[bench] selector catch-up: ${failed.length} runs failed (${failed.join('; ')})`);
+    process.exitCode = 1;
+  }
 }
