@@ -55,7 +55,7 @@ import type { Unpackr } from 'msgpackr';
 import type { ChangeType, IndexerFunc, KubeObject } from '../core/types.js';
 import type { FrameBytes, ObjectKeys } from '../wire/frame-source.js';
 import { inPlaceRoom, MIN_IN_PLACE_ROOM, packInPlace } from '../wire/in-place-pack.js';
-import { asciiOrUndefined, type SectionInterner } from './section-interner.js';
+import type { SectionInterner } from './section-interner.js';
 
 export interface RingFrame {
   type: ChangeType;
@@ -385,11 +385,7 @@ export function readSelectionSection(
     const n = readU32(bytes, at);
     at += 4;
     if (n === ABSENT) return undefined;
-    let out: string;
-    if (interner !== undefined) out = interner.string(bytes, at, n);
-    else
-      out =
-        (n <= SHORT_STRING ? asciiOrUndefined(bytes, at, n) : undefined) ?? utf8d.decode(bytes.subarray(at, at + n));
+    const out = interner !== undefined ? interner.string(bytes, at, n) : sectionString(bytes, at, n);
     at += n;
     return out;
   };
@@ -441,6 +437,23 @@ export function readSelectionSection(
     labels,
     prevLabels,
   };
+}
+
+/** The UTF-8 string a SELECTION section holds at bytes[at, at + n). */
+export function sectionString(bytes: Uint8Array, at: number, n: number): string {
+  // Names, namespaces and indexed values are short and mostly ASCII: byte by byte, no decoder call.
+  return (n <= SHORT_STRING ? asciiOrUndefined(bytes, at, n) : undefined) ?? utf8d.decode(bytes.subarray(at, at + n));
+}
+
+/** bytes[at, at + n) as a string when every byte is ASCII (no view, no decoder call), else undefined. */
+function asciiOrUndefined(bytes: Uint8Array, at: number, n: number): string | undefined {
+  let s = '';
+  for (let i = 0; i < n; i++) {
+    const c = bytes[at + i]!;
+    if (c >= 0x80) return undefined;
+    s += String.fromCharCode(c);
+  }
+  return s;
 }
 
 /** Whether two objects' labels have the same keys and values (both absent included; maps of strings only). */

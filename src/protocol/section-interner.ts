@@ -21,14 +21,14 @@
  * read its labels (selection), never change them.
  */
 
+import { sectionString } from './ring-payload.js';
+
 const STRING_SLOTS = 4096;
 const LABEL_SLOTS = 1024;
 /** Strings longer than this are not interned (decoded each time). */
 const MAX_INTERNED_STRING = 64;
 /** Label maps encoded in more bytes than this are not interned. */
 const MAX_INTERNED_LABEL_BYTES = 1024;
-
-const utf8d = new TextDecoder();
 
 /** FNV-1a (32-bit) over bytes[at, at + n). */
 function hashBytes(bytes: Uint8Array, at: number, n: number): number {
@@ -66,14 +66,14 @@ export class SectionInterner {
 
   /** The UTF-8 string bytes[at, at + n). */
   string(bytes: Uint8Array, at: number, n: number): string {
-    if (n > MAX_INTERNED_STRING) return utf8d.decode(bytes.subarray(at, at + n));
+    if (n > MAX_INTERNED_STRING) return sectionString(bytes, at, n);
     const slot = hashBytes(bytes, at, n) & (STRING_SLOTS - 1);
     const cached = this.strings[slot];
     if (cached !== undefined && asciiEquals(cached, bytes, at, n)) {
       this.stringHits++;
       return cached;
     }
-    const s = asciiOrUndefined(bytes, at, n) ?? utf8d.decode(bytes.subarray(at, at + n));
+    const s = sectionString(bytes, at, n);
     // Only ASCII strings are kept: asciiEquals compares them byte for byte.
     if (s.length === n) this.strings[slot] = s;
     return s;
@@ -107,15 +107,4 @@ export class SectionInterner {
   get hits(): { strings: number; labels: number } {
     return { strings: this.stringHits, labels: this.labelHits };
   }
-}
-
-/** bytes[at, at + n) as a string when every byte is ASCII (no view, no decoder call), else undefined. */
-export function asciiOrUndefined(bytes: Uint8Array, at: number, n: number): string | undefined {
-  let s = '';
-  for (let i = 0; i < n; i++) {
-    const c = bytes[at + i]!;
-    if (c >= 0x80) return undefined;
-    s += String.fromCharCode(c);
-  }
-  return s;
 }
