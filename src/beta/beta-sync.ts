@@ -44,6 +44,7 @@ import { ChannelSlabs, type SlabSlot } from './channel-slabs.js';
 import { expiredByWorker, handBack, type HandBackContext } from './hand-back.js';
 import { RelistReset } from './relist-reset.js';
 import { RingMirror } from './ring-mirror.js';
+import { warmUpMessage } from './warm-up-ring.js';
 import { StallHandOver } from './stall-hand-over.js';
 import type { SyncWorkerEndpoint } from './sync-worker-endpoint.js';
 import {
@@ -166,6 +167,9 @@ export class BetaSync implements HandBackContext {
         },
         // A restarted worker gets every slab again (once each, never per watcher).
         ...this.slabs.buffers.map((buffer, id) => ({ op: 'slab' as const, id, buffer })),
+        // A worker thread rehearses catch-up on a ring of its own until real work arrives (worker-warm-up.ts).
+        // Not in-process: there the JIT is the main thread's, and a rehearsal would disturb a seeded run.
+        ...(init.placement === 'thread' ? [warmUpMessage(init.indexers, init.triggerField)] : []),
       ],
       handler,
     });

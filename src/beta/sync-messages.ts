@@ -84,6 +84,11 @@ export type MainToWorker =
   | { op: 'reset' }
   /** Commit the ring arena's pages below `upTo` ahead of the main thread's writer (src/ring/arena-prefault.ts). */
   | { op: 'prefault'; upTo: number }
+  /**
+   * A ring of synthetic events (src/beta/warm-up-ring.ts) for a new worker thread to rehearse catch-up
+   * passes on, privately, until its first real adopt (src/beta/worker-warm-up.ts). After `init`.
+   */
+  | { op: 'warm-up'; ring: HistoryRingHandle; control: SharedArrayBuffer; selections: SelectionSpec[] }
   | { op: 'stop' };
 
 /** The sync worker's cumulative totals (the main thread's BetaWorkerStats, metrics and `pass` channel). */
@@ -93,6 +98,18 @@ export interface WorkerTotals {
   decodes: number;
   workMs: number;
   passes: number;
+}
+
+/** What the worker's warm-up rehearsal did (src/beta/worker-warm-up.ts; the `warmed-up` message). */
+export interface WarmUpTotals {
+  /** Rounds of catch-up it completed over the warm-up ring. */
+  rounds: number;
+  passes: number;
+  pushes: number;
+  /** Wall time from its start to its end, ms. */
+  ms: number;
+  /** Ended early by real work (an adopt, a reset) or a stop. */
+  aborted: boolean;
 }
 
 export type WorkerToMain =
@@ -110,4 +127,6 @@ export type WorkerToMain =
   | ({ op: 'pushed'; ids: number[] } & WorkerTotals)
   /** The worker dropped every member and handed their channels back (answer to `reset`). */
   | { op: 'reset-done' }
+  /** The warm-up rehearsal ended (all its rounds, or cut short by real work): what it did. */
+  | ({ op: 'warmed-up' } & WarmUpTotals)
   | { op: 'error'; message: string };

@@ -6,10 +6,12 @@
  */
 import { realClock, type Clock } from '../core/clock.js';
 import { waitAsync } from '../ring/shared-memory.js';
-import { ADOPT_ROW, INTRO_ROW, type MainToWorker, type SelectionSpec, type WorkerToMain } from './sync-messages.js';
+import type { MainToWorker, SelectionSpec, WorkerToMain } from './sync-messages.js';
+import { adoptRows, introduceRows } from './member-rows.js';
 import { WakeDoorbell } from './wake-doorbell.js';
 import { ArenaPrefault } from '../ring/arena-prefault.js';
 import { WorkerPassHost, type KnownWatcher } from './worker-pass-host.js';
+import { WorkerWarmUp } from './worker-warm-up.js';
 
 /**
  * How long the worker waits for room itself after a pass that pushed, before it parks (serveRoom):
@@ -23,15 +25,34 @@ export interface HotWait {
   now(): number;
 }
 
+/** Messages that end a warm-up rehearsal before they are handled: real members, the end (a relist leaves it be). */
+const WARM_UP_ENDERS: ReadonlySet<MainToWorker['op']> = new Set(['adopt', 'adopt-rows', 'stop']);
+
 export class SyncWorkerEndpoint {
   host: WorkerPassHost | undefined;
   /** Commits the ring arena's pages the main thread asks for (`prefault`), off the main thread. */
   prefault: ArenaPrefault | undefined;
   stopped = false;
+  /** The warm-up rehearsal while it runs (worker-warm-up.ts): the first real adopt ends it. */
+  warmUp: WorkerWarmUp | undefined;
+  /** The `init` message (a warm-up builds its host as the real one). */
+  private init: Extract<MainToWorker, { op: 'init' }> | undefined;
   private readonly known = new Map<number, KnownWatcher>();
   /** The selection specs the main thread sent, by id (worker-selection-specs.ts): a pooled introduction names one. */
   private readonly specs = new Map<number, SelectionSpec>();
   private readonly send: (msg: WorkerToMain) => void;
+  /**
+   * What both pass hosts send through, the real one and the warm-up's: one function, so the call in the
+   * optimized pass (a hand-back) meets the same target after the rehearsal as during it; another one
+   * threw that code away at the first real hand-back. While a rehearsal runs, the real host has no
+   * member (the first real adopt ends the rehearsal before it is handled), so it sends nothing: every
+   * host message then is the rehearsal's, and stays in this thread.
+   */
+  private readonly hostSend = (msg: WorkerToMain): void => {
+    const rehearsal = this.warmUp;
+    if (rehearsal !== undefined) rehearsal.heard(msg);
+    else this.send(msg);
+  };
   private readonly clock: Clock;
 
   private readonly roomSignal: boolean;
@@ -51,15 +72,18 @@ export class SyncWorkerEndpoint {
 
   handle(msg: MainToWorker): void {
     try {
+      // Real work (or the end) ends a warm-up first: the rehearsal never delays a real watcher.
+      if (this.warmUp !== undefined && WARM_UP_ENDERS.has(msg.op)) this.warmUp.abort();
       switch (msg.op) {
         case 'init':
+          this.init = msg;
           this.host = new WorkerPassHost(
             msg.ring,
             msg.control,
             msg.pass,
             msg.indexerFields,
             msg.triggerField,
-            this.send,
+            this.hostSend,
             this.clock,
             this.roomSignal,
             msg.doorbell === undefined ? undefined : new WakeDoorbell(msg.doorbell),
@@ -70,41 +94,17 @@ export class SyncWorkerEndpoint {
         case 'slab':
           this.host!.slabs[msg.id] = msg.buffer;
           break;
-        case 'introduce-rows': {
+        case 'introduce-rows':
           for (const { id, spec } of msg.selections) this.specs.set(id, spec);
-          const r = msg.rows;
-          for (let i = 0; i + INTRO_ROW <= r.length; i += INTRO_ROW) {
-            const id = r[i]!;
-            const selection = this.specs.get(r[i + 4]!);
-            if (selection === undefined) throw new Error(`watcher ${id} names selection ${r[i + 4]}, never sent`);
-            this.host!.introduce(
-              {
-                id,
-                position: 0,
-                capacity: r[i + 3]!,
-                reachedLive: false,
-                slot: { slab: r[i + 1]!, offset: r[i + 2]! },
-                selection,
-              },
-              this.known,
-            );
-          }
+          introduceRows(this.host!, msg.rows, this.specs, this.known);
           break;
-        }
         case 'introduce':
           for (const a of msg.watchers) this.host!.introduce(a, this.known);
           break;
-        case 'adopt-rows': {
-          const r = msg.rows;
-          for (let i = 0; i + ADOPT_ROW <= r.length; i += ADOPT_ROW) {
-            this.host!.adopt(
-              { id: r[i]!, position: r[i + 1]!, capacity: r[i + 2]!, reachedLive: r[i + 3] === 1 },
-              this.known,
-            );
-          }
+        case 'adopt-rows':
+          adoptRows(this.host!, msg.rows, this.known);
           this.wakeArrivals();
           break;
-        }
         case 'adopt':
           for (const a of msg.watchers) this.host!.adopt(a, this.known);
           this.wakeArrivals();
@@ -123,6 +123,15 @@ export class SyncWorkerEndpoint {
         case 'prefault':
           this.prefault?.request(msg.upTo);
           break;
+        case 'warm-up': {
+          const init = this.init;
+          if (init === undefined || this.stopped || this.hasMembers) break; // too late to rehearse
+          this.warmUp = new WorkerWarmUp(msg, init, this.hostSend, this.clock, (t) => {
+            this.warmUp = undefined;
+            this.send({ op: 'warmed-up', ...t });
+          });
+          break;
+        }
         case 'stop':
           this.stopped = true;
           this.prefault?.stop();

@@ -167,10 +167,18 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
   /**
    * Run one pass over `unsynced`. `done` is called with the stats after the
    * retry rounds (which run deferred through host.defer).
+   *
+   * Three methods, not one: step 1 (candidatesOf), steps 2-6 (serveCohorts: the hot loop, with no
+   * closure, so its locals stay in registers, not in a heap context) and the end of the pass
+   * (endPass: expiry, retry rounds). V8 compiled the one function in ~100 ms, and a path the pass
+   * had not taken yet (a full channel, a spent budget, an owed member) threw the optimized code away
+   * and compiled it again: 6-8 times in a fresh sync worker's first catch-up, ~600-700 ms of compile
+   * on a 2-core machine (issue 13, deliverable 4: beta's cold catch-up). A first path of step 1 or
+   * of the end of the pass now costs the recompile of a small function only. The cohort loop's own
+   * first paths still cost one of serveCohorts (~80 ms; 3-8 in a cold catch-up in `--trace-deopt`
+   * runs, after the worker's warm-up, src/beta/worker-warm-up.ts, took the ones it can reach).
    */
   run(unsynced: Iterable<M>, done: (stats: PassStats) => void): void {
-    const host = this.host;
-    const o = this.options;
     const stats: PassStats = {
       candidates: 0,
       cohorts: 0,
@@ -191,13 +199,20 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
       channels.passStart.hasSubscribers || channels.passWork.hasSubscribers || channels.passResync.hasSubscribers
         ? new PassReport(this.source, stats)
         : undefined;
-    // Run `fn` later through the host; an observed pass reports each retry round's work at its end.
-    const later = (fn: () => void): void => host.defer(report === undefined ? fn : () => report.stretch(fn));
-
-    // ---- Step 1: oldest servable RV, drop stopped, expire, candidates ----
-    const oldest = host.oldestServableRV();
+    const oldest = this.host.oldestServableRV();
     if (report !== undefined) unsynced = report.started([...unsynced], oldest);
     const expired: M[] = [];
+    const candidates = this.candidatesOf(unsynced, oldest, expired, stats);
+    const owed: Owed<E>[] = [];
+    // Not with none: an empty list has another map than a full one, which threw serveCohorts' code away.
+    if (candidates.length > 0) this.serveCohorts(candidates, owed, stats, report);
+    this.endPass(candidates, expired, owed, oldest ?? 0, stats, report, done);
+  }
+
+  /** Step 1: drop the stopped, set the expired aside, and order and cap the candidates. */
+  private candidatesOf(unsynced: Iterable<M>, oldest: number | undefined, expired: M[], stats: PassStats): M[] {
+    const host = this.host;
+    const o = this.options;
     let candidates: M[] = [];
     // Each candidate's free share, read once here: `free` may cost shared-memory loads (beta's channels
     // live in a SharedArrayBuffer the consumers write), so the sort compares these, not live reads.
@@ -226,12 +241,17 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
       candidates.length = o.maxWatchers; // member cap
     }
     stats.candidates = candidates.length;
+    return candidates;
+  }
 
+  /** Steps 2-6: the cohorts, their scans and pushes; members left owed go to `owed`. */
+  private serveCohorts(candidates: M[], owed: Owed<E>[], stats: PassStats, report: PassReport | undefined): void {
+    const host = this.host;
+    const o = this.options;
     const n = candidates.length;
     const served = new Uint8Array(n);
     const ended = new Uint8Array(n); // offering ended for the current cohort
     const pushedInCohort = new Uint32Array(n);
-    const owed: Owed<E>[] = [];
     const rounds = host.retryRounds ?? 2;
     let scanBudget = o.scanBudget;
     let pushBudget = o.pushBudget;
@@ -239,12 +259,11 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
     // Candidates by position (ties in candidate order), sorted once per pass: a cohort's followers are
     // a slice of it, not a sort per cohort (10,000 members at many positions made that quadratic).
     // Unserved candidates have not moved since, so the order stays right for them.
-    const byPosition = Array.from({ length: n }, (_, i) => i);
     // A typed array: positions read from a shared cell are doubles and from a local cursor small integers,
     // and a plain array's elements kind followed them (a deoptimization of the whole pass when it changed).
     const positions = new Float64Array(n);
     for (let i = 0; i < n; i++) positions[i] = candidates[i]!.cursor.position;
-    byPosition.sort((a, b) => positions[a]! - positions[b]! || a - b);
+    const byPosition = positionOrder(positions);
 
     // ---- Step 2: cohorts ----
     for (let next = 0; next < n && scanBudget > 0 && pushBudget > 0;) {
@@ -306,32 +325,28 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
           const m = candidates[idx]!;
           // Invariant 2: nothing at or below the position is offered again.
           if (ev.rv <= m.cursor.position) continue;
-          if (pushBudget <= 0) {
-            ended[idx] = 1; // the push budget is a total for the pass: the rest is owed, not skipped
-            offering--;
-            continue;
+          // One store and one cursor update per outcome, not one per branch: a site the pass had not reached
+          // yet when V8 optimized it (say the first full channel) threw the optimized loop away (run's note).
+          let end: boolean;
+          if (pushBudget <= 0)
+            end = true; // the push budget is a total for the pass: the rest is owed, not skipped
+          else if (pushedInCohort[idx]! >= m.capacity)
+            end = true; // at most one channel's capacity per watcher per cohort
+          else {
+            const r = host.offer(m, ev);
+            if (r === Offer.Pushed || r === Offer.PushedInRun) {
+              m.cursor.accepted(ev.rv); // Invariant 1: the position follows every accepted event
+              m.cursor.pushedByPass();
+              // The channel cap counts slots (what the channel holds) and a push into a run took none; the
+              // push budget bounds the pass's work, so it counts every event pushed, in a run or not.
+              if (r === Offer.Pushed) pushedInCohort[idx]!++;
+              stats.pushes++;
+              pushBudget--;
+            }
+            end = r === Offer.Full; // keeps its last accepted RV; owed the rest of this scan
           }
-          if (pushedInCohort[idx]! >= m.capacity) {
-            ended[idx] = 1; // at most one channel's capacity per watcher per cohort
-            offering--;
-            continue;
-          }
-          const r = host.offer(m, ev);
-          if (r === Offer.Pushed) {
-            m.cursor.accepted(ev.rv); // Invariant 1: the position follows every accepted event
-            m.cursor.pushedByPass();
-            pushedInCohort[idx]!++;
-            stats.pushes++;
-            pushBudget--;
-          } else if (r === Offer.PushedInRun) {
-            m.cursor.accepted(ev.rv); // Invariant 1, as above
-            m.cursor.pushedByPass();
-            stats.pushes++;
-            // The channel cap counts slots (what the channel holds) and this took none; the push budget
-            // bounds the pass's work, so it counts every event pushed, in a run or not.
-            pushBudget--;
-          } else if (r === Offer.Full) {
-            ended[idx] = 1; // keeps its last accepted RV; owed the rest of this scan
+          if (end) {
+            ended[idx] = 1;
             offering--;
           }
         }
@@ -355,8 +370,10 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
       const covered = Math.min(interval.endRV ?? resyncPoint, resyncPoint);
       if (!reachedEnd && lastScanned >= resyncPoint) reachedEnd = true;
       if (reachedEnd && covered > lastScanned) lastScanned = covered;
-      if (pushBudget <= 0) stats.pushBudgetSpent = true;
-      if (scanBudget <= 0 && !reachedEnd) stats.scanBudgetSpent = true;
+      // Stored on every cohort until set, not only when spent: a store first reached once a budget ran out
+      // threw the optimized loop away then (run's note).
+      stats.pushBudgetSpent ||= pushBudget <= 0;
+      stats.scanBudgetSpent ||= scanBudget <= 0 && !reachedEnd;
       for (const idx of members) {
         const m = candidates[idx]!;
         if (ended[idx]) {
@@ -383,9 +400,25 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
     }
     if (lastCohortScanned >= 0) this.cursor = lastCohortScanned;
     for (let i = 0; i < n; i++) if (!served[i]) stats.unserved++; // the budgets ran out before them
+  }
 
+  /** The end of the pass: deferred stops (expiry), then the retry rounds for the owed (step 4), then `done`. */
+  private endPass(
+    candidates: M[],
+    expired: M[],
+    owed: Owed<E>[],
+    oldest: number,
+    stats: PassStats,
+    report: PassReport | undefined,
+    done: (stats: PassStats) => void,
+  ): void {
+    const host = this.host;
+    const o = this.options;
+    const rounds = host.retryRounds ?? 2;
+    // Run `fn` later through the host; an observed pass reports each retry round's work at its end.
+    const later = (fn: () => void): void => host.defer(report === undefined ? fn : () => report.stretch(fn));
     // Deferred stops: expired watchers drain their backlog, then get one 410.
-    for (const m of expired) host.expire(m, oldest ?? 0);
+    for (const m of expired) host.expire(m, oldest);
     stats.expired = expired.length;
     for (const ow of owed) if (candidates[ow.member]!.free === 0) stats.leftOwedFull = true;
     const owedWithRoom = (): boolean =>
@@ -461,6 +494,12 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
   }
 }
 
+/** Indexes into `positions` by position, ties by index (a function of its own: no closure in serveCohorts). */
+function positionOrder(positions: Float64Array): number[] {
+  const order = Array.from({ length: positions.length }, (_, i) => i);
+  return order.sort((a, b) => positions[a]! - positions[b]! || a - b);
+}
+
 /**
  * The KEP's candidate order (step 1): (a) larger free share first, (b) new to
  * the unsynced set or drained since last service first, (c) rotation: at or
@@ -489,5 +528,9 @@ function kepOrder<M extends PassMember>(candidates: M[], shares: number[], curso
     if (ka !== kb) return ka - kb; // (b) new or drained first, then (c) rotation: at or above the cursor first
     return positions[a]! - positions[b]!;
   });
-  return order.map((i) => candidates[i]!);
+  // Pushed into a new array, not order.map(): the pass's candidate list then always has the elements kind
+  // of one grown by push, and code optimized for one list is never thrown away for another's (run's note).
+  const out: M[] = [];
+  for (let i = 0; i < n; i++) out.push(candidates[order[i]!]!);
+  return out;
 }
