@@ -108,7 +108,7 @@ export interface WarmUpTotals {
   pushes: number;
   /** Wall time from its start to its end, ms. */
   ms: number;
-  /** Ended early by real work (an adopt, a reset) or a stop. */
+  /** Ended early by real work (the first adopt) or a stop. */
   aborted: boolean;
 }
 

@@ -53,7 +53,6 @@ import {
   type AdoptRequest,
   type MainToWorker,
   type WorkerToMain,
-  type WarmUpTotals,
   type WorkerTotals,
 } from './sync-messages.js';
 import { SyncWorkerEndpoint } from './sync-worker-endpoint.js';
@@ -112,8 +111,6 @@ export interface SyncWorkerLinkInit {
 
 export class SyncWorkerLink {
   readonly stats: BetaWorkerStats = { passes: 0, pushes: 0, scanned: 0, decodes: 0, workMs: 0 };
-  /** What the current worker's warm-up rehearsal did, once it ended (worker-warm-up.ts). */
-  warmedUp: WarmUpTotals | undefined;
   private readonly clock: Clock;
   private readonly placement: SyncWorkerPlacement;
   private readonly metrics: CacheMetrics;
@@ -172,7 +169,6 @@ export class SyncWorkerLink {
   /** Start (or restart) the sync worker and send it the shared memory it reads. */
   private start(): void {
     this.generation++; // no watcher is known to the new worker
-    this.warmedUp = undefined;
     if (this.placement === 'thread') {
       this.inProcess = undefined;
       const worker = new Worker(new URL('../../workers/sync-worker.js', import.meta.url));
@@ -460,7 +456,8 @@ export class SyncWorkerLink {
         this.handler.resetDone();
         break;
       case 'warmed-up':
-        this.warmedUp = msg; // its passes and pushes are the rehearsal's: never in the stats or the metrics
+        // The rehearsal's passes and pushes are never in the stats or the metrics; tools see the message
+        // on the worker-post channel (onMessage).
         break;
       case 'error':
         this.handler.error(msg.message);

@@ -63,8 +63,8 @@ export class WorkerWarmUp {
   private turn: TimerHandle | undefined;
 
   /**
-   * `msg`: the main thread's ring; `pass` and the indexer fields: the real host's. `done` gets the totals
-   * once, when the rehearsal ends (all rounds, or an abort).
+   * `msg`: the main thread's ring; `init`: the real host's (pass options, indexer and trigger fields);
+   * `hostSend`: the endpoint's. `done` gets the totals once, when the rehearsal ends (all rounds, or an abort).
    */
   constructor(
     msg: Extract<MainToWorker, { op: 'warm-up' }>,

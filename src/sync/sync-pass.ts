@@ -174,9 +174,10 @@ export class SyncPass<E extends PassEvent, M extends PassMember> {
    * had not taken yet (a full channel, a spent budget, an owed member) threw the optimized code away
    * and compiled it again: 6-8 times in a fresh sync worker's first catch-up, ~600-700 ms of compile
    * on a 2-core machine (issue 13, deliverable 4: beta's cold catch-up). A first path of step 1 or
-   * of the end of the pass now costs the recompile of a small function only. The cohort loop's own
-   * first paths still cost one of serveCohorts (~80 ms; 3-8 in a cold catch-up in `--trace-deopt`
-   * runs, after the worker's warm-up, src/beta/worker-warm-up.ts, took the ones it can reach).
+   * of the end of the pass now costs the recompile of a small function only, and the cohort loop
+   * meets its first paths in the sync worker's warm-up (src/beta/worker-warm-up.ts): in a cold
+   * catch-up after it, `--trace-deopt` showed serveCohorts compiled twice (once, and once on stack)
+   * and never thrown away.
    */
   run(unsynced: Iterable<M>, done: (stats: PassStats) => void): void {
     const stats: PassStats = {
