@@ -4,9 +4,9 @@
  * sync worker about many watchers at once (introductions, adopts, forgets;
  * issue 13, deliverable 1). Appending writes numbers into a buffer that
  * grows by doubling, so a mass stall builds no object and no JS array per
- * watcher; `take` hands out a right-sized copy to post (its buffer may be
- * transferred: the copy is the message's alone) and keeps the buffer for
- * the next batch.
+ * watcher; `take` hands out a right-sized copy to post (postMessage copies
+ * it again: a transfer would detach an ArrayBuffer, SyncWorkerLink.post) and
+ * keeps the buffer for the next batch.
  */
 export class NumberRows {
   /** Numbers per row. */

@@ -384,11 +384,11 @@ export class SyncWorkerLink {
     if (this.closed) return;
     if (this.forgetIds.rows > 0) {
       const ids = this.forgetIds.take();
-      this.post({ op: 'forget', ids, selections: this.selections.takeDropped() }, [ids.buffer]);
+      this.post({ op: 'forget', ids, selections: this.selections.takeDropped() });
     }
     if (this.introRows.rows > 0) {
       const rows = this.introRows.take();
-      this.post({ op: 'introduce-rows', selections: this.selections.takeAdded(), rows }, [rows.buffer]);
+      this.post({ op: 'introduce-rows', selections: this.selections.takeAdded(), rows });
     }
     this.flushObjectIntroductions();
     // A watcher adopted and then ended before the flush is forgotten right after; the worker drops it.
@@ -398,18 +398,29 @@ export class SyncWorkerLink {
       this.post({ op: 'adopt', watchers: first });
     }
     if (this.adoptRows.rows > 0) {
-      // A mass stall: one Float64Array, moved to the worker (transferred, not copied).
+      // A mass stall: one Float64Array, copied into the message (never transferred: post's note).
       const rows = this.adoptRows.take();
-      this.post({ op: 'adopt-rows', rows }, [rows.buffer]);
+      this.post({ op: 'adopt-rows', rows });
     }
   }
 
-  /** Post `msg` (a worker thread: `transfer` moves those buffers instead of copying them). */
-  post(msg: MainToWorker, transfer?: ArrayBuffer[]): void {
+  /**
+   * Post `msg`. Nothing is transferred, only copied: the first ArrayBuffer a thread detaches (a transfer
+   * does) invalidates V8's ArrayBuffer-detaching protector in that thread's isolate for good. Every
+   * optimized function that touches a typed array (the ring mirror, msgpackr's pack, the channels,
+   * performance.now, async hooks) was thrown away at once at the first stall and compiled again (issue
+   * 13, deliverables 1 and 4: ~40 functions deoptimized as a first catch-up began; the catch-up suite's
+   * healthy p99 during the catch-up, W = 100, medians of 3 and of 4 runs: 6.3 / 0.64 ms with the
+   * transfers, 0.44 / 0.42 ms without). test/beta/worker-post-copies.test.ts keeps it so.
+   *   The copies are small: an adopt-rows message holds one hand-over slice (at most 256 watchers,
+   * 8 KiB); the introductions of 10,000 watches opened in one turn (390 KiB) cost ~0.1-0.2 ms to copy
+   * and post, against ~0.05 ms moved.
+   */
+  post(msg: MainToWorker): void {
     if (this.closed && msg.op !== 'stop') return;
     if (channels.workerPost.hasSubscribers)
       channels.workerPost.publish({ cache: this.source, from: 'main', message: msg });
-    if (this.worker !== undefined) this.worker.postMessage(msg, transfer);
+    if (this.worker !== undefined) this.worker.postMessage(msg);
     else {
       const endpoint = this.inProcess!;
       this.clock.setTimeout(() => endpoint.handle(msg), 0);
