@@ -197,6 +197,19 @@ export class RingEventRef {
   }
 }
 
+/**
+ * An empty array already of V8's elements kind for objects, not small integers (what `[]` starts as).
+ * The warm-up's host fills its arrays with objects before the real host has pushed anything, so the
+ * pass code is optimized for the object kind; an array of the real host's still in the integer kind
+ * then met it with another map, and its first push threw that code away (issue 13, deliverable 4:
+ * `push` and `letGoOfEvents` deoptimized in each fresh worker's first catch-up).
+ */
+function objectArray<T extends object>(): T[] {
+  const a: (T | undefined)[] = [undefined];
+  a.length = 0;
+  return a as T[];
+}
+
 class RingCursor implements PassCursor<RingEventRef> {
   interrupted = false;
   readonly endRV: number;
@@ -276,7 +289,7 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
    * yet until the refill they stayed reachable: up to SCANNED_SLOTS decoded pods and their previous
    * objects (~120 MB of 2 KiB pods), and V8 let the worker's heap grow to ~4x that before collecting.
    */
-  private readonly madeInPass: RingEventRef[] = [];
+  private readonly madeInPass: RingEventRef[] = objectArray();
   /** The current pass's number in scannedIn (from 1: 0 is no pass). */
   private scannedPass = 1;
   /**
@@ -430,6 +443,18 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
     for (const m of this.members.values()) this.release(m); // deleting the entry being visited is safe
   }
 
+  /** The warm-up's, each round: its next ring read takes the path of a grown index (HistoryRingReader.dropIndexViews). */
+  dropRingViews(): void {
+    this.reader.dropIndexViews();
+  }
+
+  /** This host is done for good (the warm-up's): the totals its timer would still send stay unsent. */
+  dispose(): void {
+    if (this.statsTimer !== undefined) this.clock.clearTimeout(this.statsTimer);
+    this.statsTimer = undefined;
+    this.statsDirty = false;
+  }
+
   /** New events were published (the worker's Atomics wake-up). */
   published(): void {
     this.scheduler.afterDispatch();
@@ -524,7 +549,7 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
   }
 
   /** Members with a run of pushes open in this cohort (published at its end: publishAll). */
-  private readonly openRuns: WorkerMember[] = [];
+  private readonly openRuns: WorkerMember[] = objectArray();
 
   /**
    * Publish a member's pending pushes, then its position (in that order:

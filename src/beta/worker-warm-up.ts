@@ -7,10 +7,10 @@
  *
  * Steps:
  *  1. A pass host of its own over the warm-up ring, built as the real one
- *     (room-signalled: no retry rounds; the real indexer fields) but with no
- *     doorbell; its messages come back here (SyncWorkerEndpoint.hostSend):
- *     nothing of the rehearsal reaches the main thread but its closing
- *     `warmed-up` totals.
+ *     (room-signalled: no retry rounds; the real indexer fields; a wake
+ *     doorbell, its own, which only this rehearsal reads); its messages come
+ *     back here (SyncWorkerEndpoint.hostSend): nothing of the rehearsal
+ *     reaches the main thread but its closing `warmed-up` totals.
  *  2. WATCHERS members in a slab of its own, their selections cycling over
  *     the ones the ring names (every path of WorkerPassHost.offer), adopted
  *     at the ring's start as a mass stall would hand them over (every other
@@ -18,12 +18,16 @@
  *  3. The passes run on the host's scheduler, as for real members. The
  *     rehearsal's consumer, in this thread, reads every channel once per
  *     turn of the event loop, at speeds that differ by member (so channels
- *     fill and members are owed), and signals the room it made.
+ *     fill and members are owed), and signals the room it made. A reader
+ *     that emptied its channel announces that it waits, as the main
+ *     thread's consumers do, so the passes publish to waiting consumers and
+ *     ring the doorbell here first; the consumer empties the doorbell each turn.
  *  4. Once every member was handed back, a round ends; the next adopts them
  *     at the start again. After ROUNDS rounds the rehearsal ends.
  *  5. It yields to real work: the first real adopt (or a stop)
  *     ends it at once (abort), before that message is handled. Its host's
- *     scheduler stops and every member is released.
+ *     scheduler stops, every member is released, and its host sends nothing
+ *     more (dispose: a totals notice still due would reach the main thread).
  */
 import { type Clock, type TimerHandle } from '../core/clock.js';
 import { CELL_BYTES } from '../protocol/cursor-cell.js';
@@ -32,6 +36,7 @@ import { WriterOwner } from '../protocol/channel-variants.js';
 import { openRegion, regionBytes } from './channel-slabs.js';
 import { ADOPT_ROW, INTRO_ROW, type MainToWorker, type WarmUpTotals, type WorkerToMain } from './sync-messages.js';
 import { adoptRows, introduceRows } from './member-rows.js';
+import { WakeDoorbell } from './wake-doorbell.js';
 import { WorkerPassHost, type KnownWatcher } from './worker-pass-host.js';
 
 /** Members of the rehearsal. */
@@ -48,11 +53,16 @@ const READS_PER_TURN = [50, 400, 1600, 100_000];
 const TURN_MS = 0.5;
 /** Rounds of catch-up over the whole warm-up ring. */
 const ROUNDS = 4;
+/** Ids the rehearsal's doorbell holds (it is emptied every turn; a full one falls back to a notice, heard here). */
+const DOORBELL_IDS = 64;
 
 export class WorkerWarmUp {
   private readonly host: WorkerPassHost;
   private readonly channels: SpscChannel[] = [];
   private readonly known = new Map<number, KnownWatcher>();
+  /** The host's wake doorbell, read by this rehearsal's consumer only (step 3). */
+  private readonly doorbell = new WakeDoorbell(DOORBELL_IDS);
+  private readonly rung: number[] = [];
   private readonly clock: Clock;
   private readonly done: (totals: WarmUpTotals) => void;
   private readonly startedAt: number;
@@ -87,6 +97,7 @@ export class WorkerWarmUp {
       hostSend,
       clock,
       true,
+      this.doorbell,
     );
     // Step 2: the members, pooled in one slab as the main thread pools real watchers.
     const bytes = regionBytes(CAPACITY);
@@ -115,6 +126,8 @@ export class WorkerWarmUp {
   /** Step 2 (and each round's start): every member adopted at the ring's start. */
   private adoptAll(): void {
     this.back = 0;
+    // Each round's first read remakes the reader's views, as after the writer grew a real ring's index.
+    this.host.dropRingViews();
     const rows = new Float64Array(WATCHERS * ADOPT_ROW);
     for (let id = 0; id < WATCHERS; id++) {
       const channel = this.channels[id]!;
@@ -144,9 +157,13 @@ export class WorkerWarmUp {
       // Readers of different speeds, as real ones: full channels, owed members and members apart, so the
       // passes take those paths here first (a path first taken in a real catch-up cost a recompile there).
       let left = READS_PER_TURN[id % READS_PER_TURN.length]!;
-      for (let r = channel.pop(); r !== POP_EMPTY && r !== POP_CLOSED; r = --left > 0 ? channel.pop() : POP_EMPTY)
-        popped++;
+      let r = channel.pop();
+      for (; r !== POP_EMPTY && r !== POP_CLOSED; r = --left > 0 ? channel.pop() : POP_CLOSED) popped++;
+      // Emptied (not stopped by its speed): it waits, announced as a main-thread consumer announces it.
+      if (r === POP_EMPTY && channel.writerOwner === WriterOwner.SYNC_WORKER) channel.announceWait();
     }
+    this.doorbell.take(this.rung); // the wakes: this consumer reads every channel each turn anyway
+    this.rung.length = 0;
     if (popped > 0) this.host.scheduler.onRoom();
     this.schedule();
   }
@@ -171,6 +188,7 @@ export class WorkerWarmUp {
     if (this.turn !== undefined) this.clock.clearTimeout(this.turn);
     this.host.scheduler.stop();
     this.host.reset();
+    this.host.dispose();
     this.done({
       rounds: this.rounds,
       passes: this.host.scheduler.passes,

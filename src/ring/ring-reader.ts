@@ -387,6 +387,18 @@ export class HistoryRingReader {
     }
   }
 
+  /**
+   * The next slot read makes its index views again, as after the writer grew the index. The sync
+   * worker's warm-up does this every round, so that path of the read has V8 feedback before a real
+   * ring's grown index takes it first in a worker's first catch-up, where it threw readInto's optimized
+   * code away (issue 13, deliverable 4). The first read of a new reader is too early for that: V8
+   * records no feedback in a function's first calls.
+   */
+  dropIndexViews(): void {
+    this.sI = new Int32Array(this.handle.index, 0, 0);
+    this.sF = new Float64Array(this.handle.index, 0, 0);
+  }
+
   private refreshIndexViews(): void {
     const index = this.handle.index;
     this.sI = new Int32Array(index, 0, index.byteLength >> 2);

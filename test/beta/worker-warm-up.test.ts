@@ -4,7 +4,7 @@
  * of synthetic events the main thread wrote, privately, before real work.
  *  - it completes its rounds, and of all it did the main thread hears only
  *    the closing `warmed-up` totals: no hand-back, no pushed notice, no
- *    expiry of a rehearsal member reaches it;
+ *    expiry of a rehearsal member reaches it, then or later;
  *  - the warm-up ring holds an event at every RV, published;
  *  - the first real adopt ends it before that adopt is handled, and the
  *    real watcher is then served in full, in order;
@@ -71,6 +71,13 @@ test('the rehearsal completes its rounds, and the main thread hears only its tot
   // Every member of every round got at least what an everything-member gets of half the ring.
   assert.ok(t.pushes > (4 * 12 * WARM_UP_EVENTS) / 2, `pushes ${t.pushes}`);
   assert.equal(endpoint.hasMembers, false, 'the real host never had a member');
+  // Its host rings a doorbell of its own and sends its totals on a timer: nothing of it comes later either.
+  for (let i = 0; i < 1000; i++) await clock.advance(1);
+  assert.deepEqual(
+    sent.map((m) => m.op),
+    ['warmed-up'],
+    'nothing after the rehearsal ended',
+  );
   endpoint.handle({ op: 'stop' });
   await settle();
 });
