@@ -87,7 +87,8 @@ const FLAG_SKELETON_EXACT = 1;
 const FLAG_LABELS_EXACT = 2;
 /** PREV_LABELS: the same keys and values as LABELS. */
 const SAME_LABELS = 0xfffffffe;
-const utf8d = new TextDecoder();
+/** ignoreBOM: a string that starts with U+FEFF keeps it (the default decoder strips a leading BOM as a marker). */
+const utf8d = new TextDecoder('utf-8', { ignoreBOM: true });
 /** The values of a writer without indexers (never written to). */
 const NO_VALUES: (string | undefined)[] = [];
 
