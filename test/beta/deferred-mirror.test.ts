@@ -11,13 +11,16 @@
  *   an object updated earlier in the same turn takes that event's frame as
  *   its previous object (no second encoding);
  * - a watcher handed to the worker while events wait finds them in the ring
- *   at once (the adopt flushes first).
+ *   at once (the adopt flushes first);
+ * - a long burst does not wait whole for the turn's end: its first
+ *   MAX_DEFERRED_EVENTS are mirrored as the last of them is dispatched.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Unpackr } from 'msgpackr';
 import { betaSyncOf } from '../../src/cache/cache-internals.js';
 import { ControlBlock, type ControlSnapshot } from '../../src/beta/control-block.js';
+import { MAX_DEFERRED_EVENTS } from '../../src/beta/deferred-mirror.js';
 import { decodeRingPayload } from '../../src/protocol/ring-payload.js';
 import { createRingRecord, HistoryRingReader, ReadStatus } from '../../src/ring/ring-reader.js';
 import { asWatcher } from '../../src/watch/watcher.js';
@@ -116,6 +119,57 @@ test('beta: one consumer reads every event of a store burst before any of them i
   assert.deepEqual(ringAtReceipt, [0, 0, 0, 0, 0], 'no mirror ran ahead of an event of the burst');
   await clock.advance(0);
   assert.equal(ring.lastRV, rv0 + BURST, 'the whole burst is in the ring at the end of the turn');
+  await cache.stop();
+});
+
+test('beta: a burst longer than MAX_DEFERRED_EVENTS has its first ones mirrored during the burst, each once, in order', async () => {
+  const { cache, store, clock } = await setup({ mode: 'beta' });
+  const beta = betaSyncOf(cache)!;
+  const BURST = MAX_DEFERRED_EVENTS + 8;
+  const objs = [];
+  for (let i = 1; i <= BURST; i++) objs.push(await store.create(pod(`p${i}`)));
+  await flush();
+  await clock.advance(0);
+  const ring = new HistoryRingReader(beta.ringHandle);
+  const control = new ControlBlock(beta.roomSignal);
+  const snap: ControlSnapshot = { lastDispatchedRV: 0, oldestServableRV: undefined };
+  const rv0 = cache.resourceVersion;
+  const published0 = ring.publishedIndex;
+  const encodings0 = await cache.metricValue(ENCODINGS, MSGPACK);
+  const ringAtReceipt: number[] = [];
+  const loop = (async () => {
+    // Room for the whole burst: it stays on the live path (no stall).
+    for await (const ev of cache.watch({ resourceVersion: String(rv0), channelCapacity: BURST + 1 })) {
+      const lastDispatched = control.read(snap).lastDispatchedRV;
+      assert.ok(
+        lastDispatched <= ring.lastRV,
+        `the control block says ${lastDispatched}, the ring holds ${ring.lastRV}`,
+      );
+      ringAtReceipt.push(ring.lastRV - rv0);
+      if (ev.rv - rv0 === BURST) break;
+    }
+  })();
+  await flush();
+  for (const obj of objs) void store.update({ ...obj, spec: { step: 1 } });
+  await loop;
+  // The burst's first MAX_DEFERRED_EVENTS were mirrored right after the dispatch of the last of them, before
+  // the consumer ran; the rest wait for the turn's end.
+  assert.deepEqual(ringAtReceipt, new Array<number>(BURST).fill(MAX_DEFERRED_EVENTS));
+  assert.equal(control.read(snap).lastDispatchedRV, rv0 + MAX_DEFERRED_EVENTS);
+  await clock.advance(0);
+  assert.equal(ring.lastRV, rv0 + BURST, 'the whole burst is in the ring at the end of the turn');
+  assert.equal(ring.publishedIndex, published0 + BURST);
+  assert.equal(control.read(snap).lastDispatchedRV, rv0 + BURST);
+  assert.equal((await cache.metricValue(ENCODINGS, MSGPACK)) - encodings0, BURST, 'one msgpack encoding per event');
+  // In order: ring event i carries update i of the burst.
+  const unpackr = new Unpackr({ useRecords: false });
+  const rec = createRingRecord(1024);
+  for (let i = 0; i < BURST; i++) {
+    assert.equal(ring.read(published0 + i, rec), ReadStatus.OK);
+    assert.equal(rec.rv, rv0 + i + 1);
+    const d = decodeRingPayload(unpackr, rec.payload, rec.prevStart, rec.prevLength);
+    assert.equal(d.frame.object.metadata.name, `p${i + 1}`);
+  }
   await cache.stop();
 });
 
