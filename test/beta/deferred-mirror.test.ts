@@ -18,6 +18,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Unpackr } from 'msgpackr';
+import type { WatchCache } from '../../src/index.js';
 import { betaSyncOf } from '../../src/cache/cache-internals.js';
 import { ControlBlock, type ControlSnapshot } from '../../src/beta/control-block.js';
 import { MAX_DEFERRED_EVENTS } from '../../src/beta/deferred-mirror.js';
@@ -29,19 +30,24 @@ import { flush, pod, setup } from '../unit/support/harness.js';
 const MSGPACK = { format: 'msgpack' };
 const ENCODINGS = 'apiserver_watch_cache_event_encodings_total';
 
+/** What the sync worker sees of a beta cache: its ring, and the last dispatched RV its control block tells. */
+function workerView(cache: WatchCache): { ring: HistoryRingReader; lastDispatched: () => number } {
+  const beta = betaSyncOf(cache)!;
+  const control = new ControlBlock(beta.roomSignal);
+  const snap: ControlSnapshot = { lastDispatchedRV: 0, oldestServableRV: undefined };
+  return { ring: new HistoryRingReader(beta.ringHandle), lastDispatched: () => control.read(snap).lastDispatchedRV };
+}
+
 test("beta: the turn's events are mirrored after the consumers it woke, once per event, and the control block never runs ahead of the ring", async () => {
   const { cache, store, clock } = await setup({ mode: 'beta' });
-  const beta = betaSyncOf(cache)!;
   const first = await store.create(pod('a'));
   for (const name of ['b', 'c']) await store.create(pod(name));
   await flush();
   await clock.advance(0);
-  const ring = new HistoryRingReader(beta.ringHandle);
-  const control = new ControlBlock(beta.roomSignal);
-  const snap: ControlSnapshot = { lastDispatchedRV: 0, oldestServableRV: undefined };
+  const { ring, lastDispatched } = workerView(cache);
   const rv0 = cache.resourceVersion;
   assert.equal(ring.lastRV, rv0);
-  assert.equal(control.read(snap).lastDispatchedRV, rv0);
+  assert.equal(lastDispatched(), rv0);
   const published0 = ring.publishedIndex;
   const encodings0 = await cache.metricValue(ENCODINGS, MSGPACK);
 
@@ -50,11 +56,8 @@ test("beta: the turn's events are mirrored after the consumers it woke, once per
   const loops = ['a', 'b', 'c'].map(async (name) => {
     for await (const ev of cache.watch({ resourceVersion: String(rv0), fieldSelector: `metadata.name=${name}` })) {
       const rv = Number(ev.object.metadata.resourceVersion);
-      const lastDispatched = control.read(snap).lastDispatchedRV;
-      assert.ok(
-        lastDispatched <= ring.lastRV,
-        `the control block says ${lastDispatched}, the ring holds ${ring.lastRV}`,
-      );
+      const told = lastDispatched();
+      assert.ok(told <= ring.lastRV, `the control block says ${told}, the ring holds ${ring.lastRV}`);
       seen.push(`${name}@${rv - rv0}: ring ${ring.lastRV - rv0}`);
       break;
     }
@@ -66,7 +69,7 @@ test("beta: the turn's events are mirrored after the consumers it woke, once per
   assert.deepEqual(seen, ['a@1: ring 0', 'b@2: ring 0', 'c@3: ring 0']);
   await clock.advance(0); // the turn's setImmediate (setTimeout(0) on the virtual clock)
   assert.equal(ring.publishedIndex, published0 + 3, 'all mirrored within the turn');
-  assert.equal(control.read(snap).lastDispatchedRV, rv0 + 3);
+  assert.equal(lastDispatched(), rv0 + 3);
 
   // Three updates of the same object in one turn: each takes the frame before it as its previous object.
   let obj = await store.get('default', 'a');
@@ -77,7 +80,7 @@ test("beta: the turn's events are mirrored after the consumers it woke, once per
   await clock.advance(0);
   assert.equal(ring.publishedIndex, published1 + 3);
   assert.equal(ring.lastRV, rv0 + 6);
-  assert.equal(control.read(snap).lastDispatchedRV, rv0 + 6);
+  assert.equal(lastDispatched(), rv0 + 6);
   assert.equal((await cache.metricValue(ENCODINGS, MSGPACK)) - encodings0, 6, 'one msgpack encoding per event');
 
   // Each event's previous object is the one before it (from the pending frame of the event that carried it).
@@ -95,13 +98,12 @@ test("beta: the turn's events are mirrored after the consumers it woke, once per
 
 test('beta: one consumer reads every event of a store burst before any of them is mirrored', async () => {
   const { cache, store, clock } = await setup({ mode: 'beta' });
-  const beta = betaSyncOf(cache)!;
   const BURST = 5;
   const objs = [];
   for (let i = 1; i <= BURST; i++) objs.push(await store.create(pod(`p${i}`)));
   await flush();
   await clock.advance(0);
-  const ring = new HistoryRingReader(beta.ringHandle);
+  const { ring } = workerView(cache);
   const rv0 = cache.resourceVersion;
   assert.equal(ring.lastRV, rv0);
   const ringAtReceipt: number[] = [];
@@ -124,15 +126,12 @@ test('beta: one consumer reads every event of a store burst before any of them i
 
 test('beta: a burst longer than MAX_DEFERRED_EVENTS has its first ones mirrored during the burst, each once, in order', async () => {
   const { cache, store, clock } = await setup({ mode: 'beta' });
-  const beta = betaSyncOf(cache)!;
   const BURST = MAX_DEFERRED_EVENTS + 8;
   const objs = [];
   for (let i = 1; i <= BURST; i++) objs.push(await store.create(pod(`p${i}`)));
   await flush();
   await clock.advance(0);
-  const ring = new HistoryRingReader(beta.ringHandle);
-  const control = new ControlBlock(beta.roomSignal);
-  const snap: ControlSnapshot = { lastDispatchedRV: 0, oldestServableRV: undefined };
+  const { ring, lastDispatched } = workerView(cache);
   const rv0 = cache.resourceVersion;
   const published0 = ring.publishedIndex;
   const encodings0 = await cache.metricValue(ENCODINGS, MSGPACK);
@@ -140,11 +139,8 @@ test('beta: a burst longer than MAX_DEFERRED_EVENTS has its first ones mirrored 
   const loop = (async () => {
     // Room for the whole burst: it stays on the live path (no stall).
     for await (const ev of cache.watch({ resourceVersion: String(rv0), channelCapacity: BURST + 1 })) {
-      const lastDispatched = control.read(snap).lastDispatchedRV;
-      assert.ok(
-        lastDispatched <= ring.lastRV,
-        `the control block says ${lastDispatched}, the ring holds ${ring.lastRV}`,
-      );
+      const told = lastDispatched();
+      assert.ok(told <= ring.lastRV, `the control block says ${told}, the ring holds ${ring.lastRV}`);
       ringAtReceipt.push(ring.lastRV - rv0);
       if (ev.rv - rv0 === BURST) break;
     }
@@ -155,11 +151,11 @@ test('beta: a burst longer than MAX_DEFERRED_EVENTS has its first ones mirrored 
   // The burst's first MAX_DEFERRED_EVENTS were mirrored right after the dispatch of the last of them, before
   // the consumer ran; the rest wait for the turn's end.
   assert.deepEqual(ringAtReceipt, new Array<number>(BURST).fill(MAX_DEFERRED_EVENTS));
-  assert.equal(control.read(snap).lastDispatchedRV, rv0 + MAX_DEFERRED_EVENTS);
+  assert.equal(lastDispatched(), rv0 + MAX_DEFERRED_EVENTS);
   await clock.advance(0);
   assert.equal(ring.lastRV, rv0 + BURST, 'the whole burst is in the ring at the end of the turn');
   assert.equal(ring.publishedIndex, published0 + BURST);
-  assert.equal(control.read(snap).lastDispatchedRV, rv0 + BURST);
+  assert.equal(lastDispatched(), rv0 + BURST);
   assert.equal((await cache.metricValue(ENCODINGS, MSGPACK)) - encodings0, BURST, 'one msgpack encoding per event');
   // In order: ring event i carries update i of the burst.
   const unpackr = new Unpackr({ useRecords: false });
@@ -175,13 +171,12 @@ test('beta: a burst longer than MAX_DEFERRED_EVENTS has its first ones mirrored 
 
 test('beta: a watch from an old RV started while events wait for the mirror finds them in the ring at once', async () => {
   const { cache, store, clock } = await setup({ mode: 'beta' });
-  const beta = betaSyncOf(cache)!;
   const a = await store.create(pod('a'));
   const b = await store.create(pod('b'));
   await flush();
   await clock.advance(0); // the creates' mirror (the turn's setImmediate: setTimeout(0) on the virtual clock)
   const from = cache.resourceVersion;
-  const ring = new HistoryRingReader(beta.ringHandle);
+  const { ring } = workerView(cache);
   let behind: ReturnType<typeof asWatcher> | undefined;
   let pendingAtWatch = -1;
   // The consumer of the first event runs before that event is mirrored: it opens the watch from there.
