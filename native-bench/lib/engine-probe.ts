@@ -93,13 +93,6 @@ export class PhaseProbe {
   readonly available = true;
   private t = zeroPhases();
   private readonly unsubscribe: (() => void)[];
-  /**
-   * The mirrors observed since the last event message: when each ended (performance.now() at its message)
-   * and what it took. Beta mirrors a long burst's waiting events inside a dispatch (deferred-mirror.ts,
-   * MAX_DEFERRED_EVENTS): those ran within that event's fan-out timing, and count as ring time only.
-   */
-  private mirrorEnds: number[] = [];
-  private mirrorMs: number[] = [];
 
   constructor(cache: WatchCache) {
     this.unsubscribe = [
@@ -108,30 +101,17 @@ export class PhaseProbe {
         t.events++;
         t.appendMs += m.appendMs;
         t.encodeMs += m.encodeMs;
-        t.fanoutMs += m.fanoutMs - this.mirroredSince(performance.now() - m.fanoutMs);
-        this.mirrorEnds.length = 0;
-        this.mirrorMs.length = 0;
+        t.fanoutMs += m.fanoutMs;
       }),
       // Beta mirrors after the dispatch, outside the event's own phases: its cost is the mirror channel's.
       observe(cache, 'mirror', (m) => {
         this.t.ringMs += m.durationMs;
-        this.mirrorEnds.push(performance.now());
-        this.mirrorMs.push(m.durationMs);
       }),
     ];
   }
 
-  /** Mirror time of the mirrors since the last event message that ended at or after `from`. */
-  private mirroredSince(from: number): number {
-    let ms = 0;
-    for (let i = 0; i < this.mirrorEnds.length; i++) if (this.mirrorEnds[i]! >= from) ms += this.mirrorMs[i]!;
-    return ms;
-  }
-
   reset(): void {
     this.t = zeroPhases();
-    this.mirrorEnds.length = 0;
-    this.mirrorMs.length = 0;
   }
 
   totals(): PhaseTotals {

@@ -17,8 +17,8 @@
  * 18-24 µs per event, same spike): the turn's objects are still cached.
  *
  * But not a whole long burst at the turn's end: once MAX_DEFERRED_EVENTS
- * wait, they are mirrored at once, right after the dispatch of the last of
- * them (`schedule`). A closed-loop writer's turn of 200 updates left the
+ * wait, the next event mirrors them before it is queued (`later`, in that
+ * event's ingest step 4, before its dispatch). A closed-loop writer's turn of 200 updates left the
  * first of them out of the CPU caches by the time the setImmediate came,
  * and the mirror then cost 16-23 µs per event against ~12 µs with a bound
  * (throughput trigger-1k, beta; the pack alone is ~10 µs in the caches).
@@ -48,8 +48,8 @@ import { PendingFrame, type FrameSource } from '../wire/frame-source.js';
 import type { RingMirror } from './ring-mirror.js';
 
 /**
- * Events the mirror may leave waiting for the turn's end; the one that reaches it has them all mirrored
- * right after its dispatch (module doc: their objects are still in the CPU caches then). 64 2 KiB pods,
+ * Events the mirror may leave waiting for the turn's end; the next event has them all mirrored before it
+ * is queued (module doc: their objects are still in the CPU caches then). 64 2 KiB pods,
  * their JSON lines and the rest of their events' objects stay within a core's 1 MiB L2 here; 32 cut
  * the mirror's time no further (throughput trigger-1k), and the KEP writer's bursts (at most 50 events)
  * stay whole.
@@ -94,8 +94,13 @@ export class DeferredMirror {
     return this.events.length;
   }
 
-  /** Queue `event` (just appended to the history); returns the frame the flush will make for it. */
+  /**
+   * Queue `event` (just appended to the history, not dispatched yet); returns the frame the flush will
+   * make for it. When MAX_DEFERRED_EVENTS wait already, they are mirrored first (a long burst's objects
+   * would have left the CPU caches by the turn's end); the turn's setImmediate mirrors what follows.
+   */
   later(event: WatchCacheEvent, prev: FrameSource | undefined): PendingFrame {
+    if (this.pending >= MAX_DEFERRED_EVENTS) this.flush(); // in order, each once, before this one
     const frame = new PendingFrame();
     this.events.push(event);
     this.prevs.push(prev);
@@ -114,15 +119,9 @@ export class DeferredMirror {
   /**
    * After each dispatch: what is queued is mirrored in the turn's
    * setImmediate, behind every consumer the turn's dispatches woke and the
-   * events they go on to read, so none of them waits for it; once
-   * MAX_DEFERRED_EVENTS are queued, now (a long burst's objects would have
-   * left the CPU caches by the turn's end).
+   * events they go on to read, so none of them waits for it.
    */
   schedule(): void {
-    if (this.pending >= MAX_DEFERRED_EVENTS) {
-      this.flush(); // in order, each once; the turn's setImmediate, if scheduled, mirrors what follows
-      return;
-    }
     if (this.pending === 0 || this.scheduled) return;
     this.scheduled = true;
     if (this.clock.setImmediate !== undefined) this.clock.setImmediate(this.flushSoon);

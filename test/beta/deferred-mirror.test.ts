@@ -13,7 +13,7 @@
  * - a watcher handed to the worker while events wait finds them in the ring
  *   at once (the adopt flushes first);
  * - a long burst does not wait whole for the turn's end: its first
- *   MAX_DEFERRED_EVENTS are mirrored as the last of them is dispatched.
+ *   MAX_DEFERRED_EVENTS are mirrored as the next event comes in.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -148,8 +148,8 @@ test('beta: a burst longer than MAX_DEFERRED_EVENTS has its first ones mirrored 
   await flush();
   for (const obj of objs) void store.update({ ...obj, spec: { step: 1 } });
   await loop;
-  // The burst's first MAX_DEFERRED_EVENTS were mirrored right after the dispatch of the last of them, before
-  // the consumer ran; the rest wait for the turn's end.
+  // The burst's first MAX_DEFERRED_EVENTS were mirrored as the next event came in, before the consumer ran;
+  // the rest wait for the turn's end.
   assert.deepEqual(ringAtReceipt, new Array<number>(BURST).fill(MAX_DEFERRED_EVENTS));
   assert.equal(lastDispatched(), rv0 + MAX_DEFERRED_EVENTS);
   await clock.advance(0);
