@@ -10,6 +10,7 @@ import type { MainToWorker, SelectionSpec, WorkerToMain } from './sync-messages.
 import { adoptRows, introduceRows } from './member-rows.js';
 import { WakeDoorbell } from './wake-doorbell.js';
 import { ArenaPrefault } from '../ring/arena-prefault.js';
+import { READING_MS } from './consumer-window.js';
 import { WorkerPassHost, type KnownWatcher } from './worker-pass-host.js';
 import { WorkerWarmUp } from './worker-warm-up.js';
 
@@ -210,10 +211,14 @@ export class SyncWorkerEndpoint {
       // Re-check after announcing the wait (Dekker pair with signalRoom): a pop just before is not
       // missed, and one after finds WAITING set. Until a consumer signals the epoch stays: no re-check.
       if (!host.anyMemberHasRoom()) {
-        // Until room, a stop, or the scheduler moved on meanwhile (a new stall, an expiry pass).
-        // The timeout only bounds how long a stop waits.
-        while (!this.stopped && this.waitingForRoom)
-          if ((await waitAsync(array, index, epoch, 1000, false)) !== 'timed-out') break;
+        // Until room, a stop, or the scheduler moved on meanwhile (a new stall, an expiry pass). The
+        // timeout bounds how long a stop waits; behind a shut consumer window it is READING_MS, after which
+        // the consumers that were fed but never read leave the window (consumer-window.ts, liveness).
+        while (!this.stopped && this.waitingForRoom) {
+          const timeout = host.window.shut ? READING_MS : 1000;
+          if ((await waitAsync(array, index, epoch, timeout, false)) !== 'timed-out') break;
+          if (host.anyMemberHasRoom()) break;
+        }
       }
       control.disarmRoomWait();
       this.room();

@@ -47,6 +47,7 @@ import { PassScheduler } from '../sync/pass-scheduler.js';
 import { Offer, SyncPass, type PassCursor, type PassHost, type PassMember, type PassStats } from '../sync/sync-pass.js';
 import { SyncCursor } from '../sync/sync-cursor.js';
 import { ControlBlock, roomWorthAPass, type ControlSnapshot } from './control-block.js';
+import { ConsumerWindow, type WindowMember } from './consumer-window.js';
 import type { AdoptRequest, WorkerToMain, WorkerTotals } from './sync-messages.js';
 import { openRegion } from './channel-slabs.js';
 import type { WakeDoorbell } from './wake-doorbell.js';
@@ -58,9 +59,14 @@ const SCANNED_SLOTS = 8192;
 /** Entries of the RV → next index memo (a power of two; WorkerPassHost.indexAfter). */
 const AFTER_SLOTS = 1024;
 
-export class WorkerMember implements PassMember {
+export class WorkerMember implements PassMember, WindowMember {
   readonly id: number;
   readonly channel: SpscChannel;
+  /** Consumed on the main thread (its channel is in a pooled slab region): the consumer window bounds it. */
+  readonly local: boolean;
+  headSeen = -1;
+  activeAt = -Infinity;
+  private readonly window: ConsumerWindow;
   readonly selection: Selection;
   /**
    * Over the watcher's shared cell: the position survives this worker if it dies (no duplicate,
@@ -96,9 +102,11 @@ export class WorkerMember implements PassMember {
   private readonly nameHash: number;
   private readonly triggerHash: number;
 
-  constructor(id: number, known: KnownWatcher, position: number, reachedLive: boolean) {
+  constructor(id: number, known: KnownWatcher, position: number, reachedLive: boolean, window: ConsumerWindow) {
     this.id = id;
     this.channel = known.channel;
+    this.local = known.local;
+    this.window = window;
     this.selection = known.selection;
     this.cursor = new SyncCursor(known.cell);
     this.nsHash = known.nsHash;
@@ -139,8 +147,21 @@ export class WorkerMember implements PassMember {
   get capacity(): number {
     return this.channel.capacity;
   }
+  /** Room in its channel; none while the consumer window is shut, for a member it bounds (consumer-window.ts step 3). */
   get free(): number {
-    return this.channel.free;
+    return this.local && this.window.shut ? 0 : this.channel.free;
+  }
+  /** Events and slots the worker pushed to it (its events per slot: queuedEvents). */
+  pushedEvents = 0;
+  pushedSlots = 0;
+  get queuedEvents(): number {
+    const slots = this.channel.size;
+    // A slot the main thread pushed (before the worker fed it) holds one event, as do those of a member
+    // the worker has not fed yet.
+    return slots === 0 || this.pushedSlots === 0 ? slots : Math.ceil((slots * this.pushedEvents) / this.pushedSlots);
+  }
+  get consumerHead(): number {
+    return this.channel.consumerHead;
   }
   get accepting(): boolean {
     return !this.removed && !this.channel.cancelled;
@@ -245,6 +266,8 @@ export interface KnownWatcher {
   triggerHash: number;
   /** See WorkerMember.bySelectionSection. */
   bySelectionSection: boolean;
+  /** Its channel is in a pooled slab region: its consumer reads on the main thread (WorkerMember.local). */
+  local: boolean;
 }
 
 /**
@@ -343,6 +366,7 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
     doorbell?: WakeDoorbell,
   ) {
     this.retryRounds = roomSignal ? 0 : 2;
+    this.window = new ConsumerWindow(options.consumerWindow);
     this.doorbell = doorbell;
     this.reader = new HistoryRingReader(ring);
     this.control = new ControlBlock(control);
@@ -356,12 +380,21 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
     this.pass = new SyncPass(options, this);
     this.scheduler = new PassScheduler(clock, options, {
       hasWork: () => this.members.size > 0,
-      runPass: (done) => this.pass.run(this.members.values(), (stats) => this.afterPass(stats, done)),
+      runPass: (done) => {
+        this.passAt = this.clock.now();
+        this.window.measure(this.members.values(), this.passAt);
+        this.pass.run(this.members.values(), (stats) => this.afterPass(stats, done));
+      },
       observeDuration: () => {},
       signalsRoom: roomSignal,
       expiryDue: () => this.expiryDue(),
     });
   }
+
+  /** What it keeps queued for the main thread's consumers (consumer-window.ts). */
+  readonly window: ConsumerWindow;
+  /** When the current (or last) pass started (clock ms): a publication marks its member active then. */
+  private passAt = 0;
 
   /** The control block (the thread parks on its room word). */
   get controlBlock(): ControlBlock {
@@ -383,6 +416,7 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
 
   /** Some member's channel has room worth a pass (checked after announcing a park for room). */
   anyMemberHasRoom(): boolean {
+    this.window.measure(this.members.values(), this.clock.now()); // a shut window: its members have no room
     for (const m of this.members.values()) if (m.accepting && roomWorthAPass(m.free, m.capacity)) return true;
     return false;
   }
@@ -417,6 +451,7 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
       bySelectionSection: selection.fields.requirements.every(
         (r) => r.field === 'metadata.name' || r.field === 'metadata.namespace' || this.indexers[r.field] !== undefined,
       ),
+      local: a.slot !== undefined,
     };
     known.set(id, entry);
     return entry;
@@ -424,7 +459,7 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
 
   adopt(a: AdoptRequest, known: Map<number, KnownWatcher>): void {
     const entry = this.introduce(a, known);
-    const m = new WorkerMember(a.id, entry, a.position, a.reachedLive);
+    const m = new WorkerMember(a.id, entry, a.position, a.reachedLive, this.window);
     this.members.set(a.id, m);
     this.scheduler.onStall();
   }
@@ -521,6 +556,13 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
    */
   private push(m: WorkerMember, ref: RingEventRef, variant: Variant): Offer {
     const channel = m.channel;
+    const bounded = m.local && this.window.limit !== 0;
+    if (bounded && this.window.shut) {
+      // Consumer window step 3: no more events for the main thread's consumers while it is shut. Owed like
+      // a full channel: it keeps its last accepted RV and the next pass re-scans from there.
+      this.publish(m);
+      return Offer.Full;
+    }
     // An event delivered as is may join the member's last unpublished slot as a run (SpscChannel "Run
     // slots"): the next scanned event it gets as is, right after the last, takes no slot of its own, so a
     // dense catch-up costs one channel hand-over per run of events, not per event (issue 13, deliverable 4).
@@ -536,6 +578,11 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
       return Offer.Full;
     }
     this.pushes++; // events (the metrics and the observer count events), runs or not
+    if (bounded) {
+      this.window.take(); // consumer window step 2
+      m.pushedEvents++;
+      if (pushed === RunPush.SLOT) m.pushedSlots++;
+    }
     // Invariant 1 (position): held in the member's cursor; the cell follows at the publication.
     m.cursor.accepted(ref.rv);
     if (pushed === RunPush.GREW) return Offer.PushedInRun; // no new slot: nothing to publish or list
@@ -562,6 +609,7 @@ export class WorkerPassHost implements PassHost<RingEventRef, WorkerMember> {
   private publish(m: WorkerMember): void {
     const channel = m.channel;
     if (channel.pendingPushes !== 0) {
+      m.activeAt = this.passAt; // fed: its consumer counts as reading (consumer-window.ts step 1)
       const wakes = channel.wakeups;
       channel.publishPushes();
       if (channel.wakeups !== wakes) this.tell(m.id);

@@ -512,6 +512,14 @@ export class SpscChannel {
     return RunPush.SLOT;
   }
 
+  /**
+   * Producer side: the HEAD word the consumer last published (a slot index in [0, 2·CAPACITY)). It moves
+   * exactly when the consumer publishes what it read (has it read since? src/beta/consumer-window.ts).
+   */
+  get consumerHead(): number {
+    return Atomics.load(this.h, this.b + H_HEAD);
+  }
+
   /** References pushBatched() wrote that the consumer cannot see yet (publishPushes publishes them). */
   get pendingPushes(): number {
     return this.pushPending;

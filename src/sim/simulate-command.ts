@@ -30,7 +30,8 @@ Options:
   --sweep PARAM=v1,v2,...       Also vary one parameter: mode, candidateOrder, maxWatchers,
                                 scanBudget, pushBudget, budget (both), intervalOpenCost,
                                 normalPeriodMs, idlePeriodMs, busyMinMs, busyMaxMs, busyShare,
-                                handOffDistance, channelCapacity, historyUpperBound, writeScale
+                                handOffDistance, consumerWindow, channelCapacity,
+                                historyUpperBound, writeScale
   --modes LIST                  Modes to run (default: the scenario's, usually off,alpha,beta)
   --pass K=V,...                Fixed settings for every variant (same names as --sweep)
   --threads N                   Worker threads (default: all cores)

@@ -29,6 +29,11 @@ export interface PassOptions {
   busyShare: number;
   /** Beta: hand a watcher back to the live path when it is within this many events of the resync point. */
   handOffDistance: number;
+  /**
+   * Beta: the most events the sync worker keeps queued at once for the consumers that read on the main
+   * thread and are reading (src/beta/consumer-window.ts); 0: no bound. Alpha and off ignore it.
+   */
+  consumerWindow: number;
 }
 
 /** The numeric pass options' names (every option but `candidateOrder`), for scenario files and sweeps. */
@@ -43,6 +48,7 @@ export const NUMERIC_PASS_OPTIONS = [
   'busyMaxMs',
   'busyShare',
   'handOffDistance',
+  'consumerWindow',
 ] as const satisfies readonly Exclude<keyof PassOptions, 'candidateOrder'>[];
 
 export const DEFAULT_PASS_OPTIONS: Readonly<PassOptions> = Object.freeze({
@@ -57,6 +63,7 @@ export const DEFAULT_PASS_OPTIONS: Readonly<PassOptions> = Object.freeze({
   busyMaxMs: 10,
   busyShare: 0.1,
   handOffDistance: 16,
+  consumerWindow: 0,
 });
 
 /**
@@ -83,6 +90,11 @@ const BETA_PASS_DEFAULTS: Readonly<Partial<PassOptions>> = Object.freeze({
   // No 1 ms floor between passes: the worker waits for room, and once a consumer made some the next
   // pass keeps only the busy gap (sub-millisecond delays run on setImmediate in the worker thread).
   busyMinMs: 0,
+  // What the worker queues for the main thread's consumers at once: 131,072 events, ~40-50 ms of their
+  // reading here. Without a bound, 10,000 watchers resuming after a mass stall were fed faster than the
+  // main thread read them, and its ingest fell a second behind. 65,536 cost the 1,000-watcher catch-up as
+  // much and bounded the ingest lag no better (the resume's first turns, the stall's full channels, set it).
+  consumerWindow: 131_072,
 });
 
 /** The options a pass runs with: `input` over the mode's defaults (without a mode: the KEP's initial values). */
