@@ -21,7 +21,7 @@ import { HistoryRing } from '../../src/ring/ring-writer.js';
 import { SpscChannel } from '../../src/ring/spsc-channel.js';
 import { WriterOwner } from '../../src/protocol/channel-variants.js';
 import { CELL_BYTES } from '../../src/protocol/cursor-cell.js';
-import { resolvePassOptions } from '../../src/sync/pass-options.js';
+import { initEndpoint } from './endpoint-init.js';
 import { VirtualClock, settle } from '../../src/sim/virtual-clock.js';
 import { makeEvent, rvOf } from '../ring/ring-fixtures.js';
 
@@ -87,14 +87,7 @@ function rig(members: number, window = WINDOW) {
   const clock = new VirtualClock();
   const sent: WorkerToMain[] = [];
   const endpoint = new SyncWorkerEndpoint((m) => sent.push(m), clock, true);
-  endpoint.handle({
-    op: 'init',
-    ring: ring.handle,
-    control: control.buffer,
-    pass: resolvePassOptions({ consumerWindow: window }, 'beta'),
-    indexerFields: [],
-    triggerField: undefined,
-  });
+  initEndpoint(endpoint, ring, control, { consumerWindow: window });
   void endpoint.serveRoom();
   const slabs = new ChannelSlabs((id, buffer) => endpoint.handle({ op: 'slab', id, buffer }), 64 * 1024);
   const channels: SpscChannel[] = [];
