@@ -217,7 +217,7 @@ export class SyncWorkerEndpoint {
         while (!this.stopped && this.waitingForRoom) {
           const timeout = host.window.shut ? READING_MS : 1000;
           if ((await waitAsync(array, index, epoch, timeout, false)) !== 'timed-out') break;
-          if (host.anyMemberHasRoom()) break;
+          if (host.window.shut && host.anyMemberHasRoom()) break;
         }
       }
       control.disarmRoomWait();
