@@ -13,8 +13,9 @@
  * pushes were not.
  *
  * Steps:
- *  1. measure(): before each pass, and each time the worker looks for room,
- *     count the events queued in the channels of the *reading* local members:
+ *  1. measure(): before each pass, and while it is shut each time the worker
+ *     looks for room (WorkerPassHost.anyMemberHasRoom), count the events
+ *     queued in the channels of the *reading* local members:
  *     consumed on the main thread (a pooled region, not a watch port), and
  *     read from (their HEAD moved) or fed (a publication) within READING_MS.
  *     The window is shut when that reaches the limit, and opens again once
