@@ -42,7 +42,10 @@ export interface Trace {
   consumers: ConsumerSpec[];
   /** Small history bounds so that expiry really happens. */
   smallHistory: boolean;
-  /** Small pass budgets so that budgets, the member cap and partial scans really happen. */
+  /**
+   * Small pass budgets so that budgets, the member cap and partial scans really happen; in beta also a
+   * consumer window of 24 events, so that it shuts and opens again (src/beta/consumer-window.ts).
+   */
   smallBudgets: boolean;
   /** Break the cache's store watch (as after an etcd compaction) every this many writes; 0: never. */
   storeFaultEvery?: number;
@@ -123,7 +126,9 @@ export async function runTrace(
       ? { lowerBound: 8, upperBound: 32, eventFreshDurationMs: 500 }
       : { lowerBound: 100, upperBound: 4096 },
     bookmarkFrequencyMs: 1500,
-    pass: trace.smallBudgets ? { scanBudget: 80, pushBudget: 12, maxWatchers: 3, intervalOpenCost: 8 } : {},
+    pass: trace.smallBudgets
+      ? { scanBudget: 80, pushBudget: 12, maxWatchers: 3, intervalOpenCost: 8, consumerWindow: 24 }
+      : {},
   };
   // A fault run gives the cache the fault points (an engine-internal option); other runs run the shipping engine.
   const faults = fault === undefined ? undefined : new FaultSwitch();
