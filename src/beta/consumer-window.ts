@@ -53,7 +53,7 @@ export interface WindowMember {
   readonly queuedEvents: number;
   /** Its channel's consumer HEAD word: moves when the consumer publishes what it read. */
   readonly consumerHead: number;
-  /** The HEAD word the last measure saw (-1: none yet). */
+  /** The HEAD word the last measure saw (WorkerMember: its consumer's HEAD when adopted). */
   headSeen: number;
   /** When it last read or was fed (the worker's clock, ms). */
   activeAt: number;

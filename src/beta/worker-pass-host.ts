@@ -64,7 +64,11 @@ export class WorkerMember implements PassMember, WindowMember {
   readonly channel: SpscChannel;
   /** Consumed on the main thread (its channel is in a pooled slab region): the consumer window bounds it. */
   readonly local: boolean;
-  headSeen = -1;
+  /**
+   * Its consumer's HEAD when adopted, so that it counts as reading only once that moves or the worker feeds
+   * it: a mass stall's consumers, which read nothing, never shut the window (nor cost the worker a re-measure).
+   */
+  headSeen: number;
   activeAt = -Infinity;
   private readonly window: ConsumerWindow;
   readonly selection: Selection;
@@ -107,6 +111,7 @@ export class WorkerMember implements PassMember, WindowMember {
     this.channel = known.channel;
     this.local = known.local;
     this.window = window;
+    this.headSeen = known.channel.consumerHead;
     this.selection = known.selection;
     this.cursor = new SyncCursor(known.cell);
     this.nsHash = known.nsHash;
