@@ -16,13 +16,13 @@ import { ConsumerWindow, READING_MS, type WindowMember } from '../../src/beta/co
 import { ChannelSlabs, openRegion } from '../../src/beta/channel-slabs.js';
 import { ControlBlock } from '../../src/beta/control-block.js';
 import { SyncWorkerEndpoint } from '../../src/beta/sync-worker-endpoint.js';
-import type { WorkerToMain } from '../../src/beta/sync-messages.js';
 import { HistoryRing } from '../../src/ring/ring-writer.js';
 import { SpscChannel } from '../../src/ring/spsc-channel.js';
 import { WriterOwner } from '../../src/protocol/channel-variants.js';
 import { CELL_BYTES } from '../../src/protocol/cursor-cell.js';
 import { initEndpoint } from './endpoint-init.js';
-import { VirtualClock, settle } from '../../src/sim/virtual-clock.js';
+import { VirtualClock } from '../../src/sim/virtual-clock.js';
+import { settleAll, settlePass, stopEndpoint } from './endpoint-settle.js';
 import { makeEvent, rvOf } from '../ring/ring-fixtures.js';
 
 function member(queuedEvents: number, local = true): WindowMember & { queuedEvents: number; consumerHead: number } {
@@ -85,8 +85,7 @@ function rig(members: number, window = WINDOW) {
   const control = new ControlBlock();
   control.publish(rvOf(EVENTS - 1), rvOf(0));
   const clock = new VirtualClock();
-  const sent: WorkerToMain[] = [];
-  const endpoint = new SyncWorkerEndpoint((m) => sent.push(m), clock, true);
+  const endpoint = new SyncWorkerEndpoint(() => {}, clock, true);
   initEndpoint(endpoint, ring, control, { consumerWindow: window });
   void endpoint.serveRoom();
   const slabs = new ChannelSlabs((id, buffer) => endpoint.handle({ op: 'slab', id, buffer }), 64 * 1024);
@@ -109,10 +108,6 @@ function rig(members: number, window = WINDOW) {
   return { clock, endpoint, control, channels, queued };
 }
 
-async function settleAll(): Promise<void> {
-  for (let i = 0; i < 5; i++) await settle();
-}
-
 test('worker: the window bounds what a pass queues for reading consumers; each still gets every event once, in order', async () => {
   const r = rig(3);
   await r.clock.advance(0);
@@ -126,9 +121,7 @@ test('worker: the window bounds what a pass queues for reading consumers; each s
       for (let ref = c.pop(); ref >= 0; ref = c.pop()) got[i]!.push(ref);
       r.control.signalRoom(c.free, c.capacity);
     }
-    await settleAll();
-    await r.clock.advance(1);
-    await settleAll();
+    await settlePass(r.clock);
     assert.ok(r.queued() <= WINDOW, `never more than the window queued (${r.queued()})`);
   }
   for (const g of got)
@@ -137,9 +130,7 @@ test('worker: the window bounds what a pass queues for reading consumers; each s
       Array.from({ length: EVENTS }, (_, i) => i),
       'single delivery, in order',
     );
-  r.endpoint.handle({ op: 'stop' });
-  await settleAll();
-  await r.clock.advance(2000);
+  await stopEndpoint(r.endpoint, r.clock);
 });
 
 test('worker: a consumer that stops reading leaves the window within READING_MS; the others are fed on, it gets no more than its channel', async () => {
@@ -156,9 +147,7 @@ test('worker: a consumer that stops reading leaves the window within READING_MS;
   // may still read; once it has not for READING_MS (the virtual clock), the worker's next measure leaves
   // them out and feeds the reader on.
   r.control.signalRoom(reader.free, reader.capacity);
-  await settleAll();
-  await r.clock.advance(1);
-  await settleAll();
+  await settlePass(r.clock);
   assert.equal(reader.size, 0, 'not fed while the stalled consumer may still read');
   assert.ok(r.endpoint.host!.window.shut);
   for (let guard = 0; guard < 400 && got.length < EVENTS; guard++) {
@@ -183,7 +172,5 @@ test('worker: a consumer that stops reading leaves the window within READING_MS;
   assert.deepEqual(held, [0, 1, 2, 3, 4, 5, 6, 7]);
   const m = r.endpoint.host!.members.get(1)!;
   assert.equal(m.cursor.position, rvOf(CAPACITY - 1), 'its position: the last event it got');
-  r.endpoint.handle({ op: 'stop' });
-  await settleAll();
-  await r.clock.advance(2000);
+  await stopEndpoint(r.endpoint, r.clock);
 });

@@ -32,7 +32,8 @@ import { initEndpoint } from './endpoint-init.js';
 import { SyncWorkerEndpoint, type HotWait } from '../../src/beta/sync-worker-endpoint.js';
 import type { WorkerToMain } from '../../src/beta/sync-messages.js';
 import { CELL_BYTES } from '../../src/protocol/cursor-cell.js';
-import { VirtualClock, settle } from '../../src/sim/virtual-clock.js';
+import { VirtualClock } from '../../src/sim/virtual-clock.js';
+import { settleAll, settlePass, stopEndpoint } from './endpoint-settle.js';
 import { makeEvent, rvOf } from '../ring/ring-fixtures.js';
 
 const CAPACITY = 8;
@@ -82,16 +83,9 @@ function toldIds(sent: WorkerToMain[], from = 0): number[] {
   return sent.slice(from).flatMap((m) => (m.op === 'pushed' ? m.ids : []));
 }
 
-/** Let the room loop's promise continuations and Atomics.waitAsync resolutions run. */
-async function settleAll(): Promise<void> {
-  for (let i = 0; i < 5; i++) await settle();
-}
-
 /** Let the worker's pass after a room signal run (1 ms of the virtual clock between settles). */
 async function runPass(r: ReturnType<typeof rig>): Promise<void> {
-  await settleAll();
-  await r.clock.advance(1);
-  await settleAll();
+  await settlePass(r.clock);
 }
 
 /** Signal room, then let the worker's one pass run. */
@@ -107,9 +101,7 @@ async function assertAllOnceInOrderThenStop(r: ReturnType<typeof rig>, got: numb
     Array.from({ length: EVENTS }, (_, i) => i),
     'single delivery, in order',
   );
-  r.endpoint.handle({ op: 'stop' });
-  await settleAll();
-  await r.clock.advance(2000);
+  await stopEndpoint(r.endpoint, r.clock);
 }
 
 test('worker: a full channel parks it on the room signal (no pass while nobody reads); a quarter of a channel of room wakes it', async () => {
@@ -271,9 +263,7 @@ test('worker: with several cohorts, each cohort is reported pushed before the ne
     between.some((s) => s.startsWith('pushed')),
     `the first cohort's consumer is woken before the second cohort scans: ${order.join(' | ')}`,
   );
-  r.endpoint.handle({ op: 'stop' });
-  await settleAll();
-  await r.clock.advance(2000);
+  await stopEndpoint(r.endpoint, r.clock);
 });
 
 test('worker: a waiting consumer is told once per run, when its channel is full: not at the first push nor at half', async () => {
@@ -290,9 +280,7 @@ test('worker: a waiting consumer is told once per run, when its channel is full:
   // At the first push it came back for every few events (a wake-up each); told at half as well, it was
   // woken twice per run (the second half's publication at the run's end woke it again).
   assert.deepEqual(sizes, [CAPACITY], 'told once, at the publication of the whole (full) channel');
-  r.endpoint.handle({ op: 'stop' });
-  await settleAll();
-  await r.clock.advance(2000);
+  await stopEndpoint(r.endpoint, r.clock);
 });
 
 test('worker: hot wait: after a pass that pushed it finds room itself (no wait announced, no signal); after one that pushed nothing it parks at once', async () => {
