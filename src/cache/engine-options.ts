@@ -10,6 +10,11 @@ import type { WatchCacheOptions } from './cache-options.js';
 export interface EngineOptions {
   /** Test-only fault injection (src/watch/fault-points.ts); absent: no fault point fires. */
   faults?: FaultPoints;
+  /**
+   * The live path's live-first threshold (src/dispatch/dispatcher.ts; default LIVE_FIRST_MIN_WATCHERS):
+   * the harness lowers it so that its small traces dispatch in batches too.
+   */
+  liveFirstMinWatchers?: number;
 }
 
 const attached = new WeakMap<WatchCacheOptions, EngineOptions>();

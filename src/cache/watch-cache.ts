@@ -146,7 +146,7 @@ export class WatchCache {
       this.clock,
       checkPositive('bookmarkFrequencyMs', options.bookmarkFrequencyMs, 60_000),
       this.resource,
-      () => this.dispatcher.lastDispatchedRV,
+      () => this.dispatchedRV(),
     );
     this.strategy = createStrategy(this.mode, {
       clock: this.clock,
@@ -162,12 +162,19 @@ export class WatchCache {
       resourceName: this.resource.resource,
       source: this,
       faults: this.faults,
-      lastDispatchedRV: () => this.dispatcher.lastDispatchedRV,
-      cacheRV: () => this.rv,
+      lastDispatchedRV: () => this.dispatchedRV(),
+      cacheRV: () => {
+        this.dispatcher.settle(); // a pass resyncs here: the live path has walked every event up to it
+        return this.rv;
+      },
       register: (w, position, initial) => this.register(w, position, initial),
     });
     registerStrategy(this, this.strategy);
-    this.dispatcher = new Dispatcher(this.index, this.strategy, this.counters);
+    this.dispatcher = new Dispatcher(this.index, this.strategy, this.counters, {
+      minWatchers: engineOptionsOf(options)?.liveFirstMinWatchers,
+      schedule: (run) =>
+        this.clock.setImmediate !== undefined ? this.clock.setImmediate(run) : this.clock.setTimeout(run, 0),
+    });
     this.freshness = new Freshness(
       this.clock,
       this.blockTimeoutMs,
@@ -249,6 +256,7 @@ export class WatchCache {
     this.reflector.stop();
     this.bookmarks.stop();
     this.strategy.close();
+    this.dispatcher.stop();
     this.freshness.stop();
     for (const w of [...this.watchers]) w.stop('cache-stopped');
   }
@@ -316,6 +324,7 @@ export class WatchCache {
   private replace(items: KubeObject[], listRV: number): void {
     if (this.phase === 'stopped') return;
     const previousRV = this.rv;
+    this.dispatcher.settle(); // every event offered ahead is walked before the relist decides who survives
     // Nothing can have been missed only if the new list is at the RV the cache had and the live
     // path had dispatched all of it (off mode may hold undispatched events behind a blocked watcher).
     const continuous =
@@ -523,7 +532,14 @@ export class WatchCache {
     watcherHasRoom: (w) => this.strategy.onRoom(w),
     initialOvertaken: (w) => this.strategy.initialOvertaken(w),
     channelOverwritten: (w) => this.channelOverwritten(w),
+    watcherParked: (w) => this.dispatcher.watcherParked(w),
   };
+
+  /** The live path's last dispatched RV, once it has walked every event offered ahead (Dispatcher.settle). */
+  private dispatchedRV(): number {
+    this.dispatcher.settle();
+    return this.dispatcher.lastDispatchedRV;
+  }
 
   private watcherEnded(w: Watcher, reason: EndReason): void {
     if (w.queue.remote === true && reason !== 'expired' && reason !== 'client') w.queue.endRemote?.();

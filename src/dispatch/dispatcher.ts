@@ -14,6 +14,36 @@
  *
  * While paused, later events and progress notifications queue in arrival
  * order and are dispatched on resume.
+ *
+ * Live first (alpha and beta: `FullChannelPolicy.liveFirst`). The walk of
+ * steps 1-5 touches every candidate, ~30 ns each in memory at 10,000
+ * watchers, and a consumer in this thread runs only once the walk is done:
+ * in a mass stall's fill, a healthy watcher waited 0.3-0.9 ms per event for
+ * the pushes into 10,000 channels nobody read (issue 13, goal 1). So when
+ * the last walk found at least `liveFirstMinWatchers` candidates whose
+ * consumer did not wait in next(), and some consumers wait
+ * (ParkedWatchers), an event is dispatched in two parts, a batch:
+ *
+ * 0. Ahead: the offers of steps 2-4 to the watchers whose consumer waited
+ *    when the batch began (marked `liveBatch`), without the walk; their
+ *    consumers are woken now and run first.
+ * 1-5. The walk, for every event of the batch in order, skipping the
+ *    watchers offered ahead, in the turn's setImmediate (LiveFirstOptions
+ *    .schedule): after those consumers and the events they read next.
+ *
+ * Invariant 2 (order and single delivery), as the batch keeps it: a watcher
+ * is offered ahead only if it was marked when the batch began, so it got
+ * every event of the batch ahead and the walk skips it for all of them; any
+ * other watcher gets the batch's events only from the walk, in event order.
+ * A watcher that parks during a batch waits for the walk. Whatever reads
+ * the positions of watchers that were not offered ahead walks the batch
+ * first (`settle`): a progress notification, a bookmark and a pass (they
+ * ask the last dispatched RV or the resync point, the cache settles there),
+ * beta's hand-back and control block (the last dispatched RV), a relist;
+ * and a batch holds at most MAX_BATCH_EVENTS events. `lastDispatchedRV`
+ * moves at the walk. Every event, batch or not, is walked by walkPending,
+ * so the walk a mass stall's first batch runs is the code every earlier
+ * event ran and optimized.
  */
 import type { WatchCacheEvent } from '../history/watch-cache-event.js';
 import type { CacheMetrics } from '../metrics/cache-metrics.js';
@@ -21,6 +51,21 @@ import type { Watcher } from '../watch/watcher.js';
 import type { FullChannelPolicy } from './full-channel-policy.js';
 import type { WatcherIndex } from './watcher-index.js';
 import { Offer, offer } from '../watch/offer.js';
+import { ParkedWatchers } from './parked-watchers.js';
+
+export interface LiveFirstOptions {
+  /** Engage only when the last walk found this many candidates not waiting (default LIVE_FIRST_MIN_WATCHERS). */
+  minWatchers?: number;
+  /** Run a batch's walk later in the turn (the cache: its clock's setImmediate). */
+  schedule: (run: () => void) => void;
+}
+
+/** Live first engages only when the last walk found this many candidates not waiting (fewer cost it a few µs). */
+const LIVE_FIRST_MIN_WATCHERS = 256;
+/** Events one live-first batch holds at most; the next one walks them first. */
+const MAX_BATCH_EVENTS = 64;
+/** Batch numbers (one per walk) wrap here, within V8's small integers (wrapBatches). */
+const MAX_BATCH_NUMBER = 0x3fffffff;
 
 /**
  * offer(), as a module-private const: V8 folds a module's own initialized const into the dispatch loop,
@@ -46,13 +91,46 @@ export class Dispatcher {
    */
   private full: (Watcher | undefined)[] = fullList(0);
   private fullCount = 0;
-  private readonly offerFn = (w: Watcher): void => this.offer(w);
+  /**
+   * The walk's visit, one closure for every walk (a second one made the loop's call site polymorphic: the
+   * first batch's walk at a mass stall then ran deoptimized, 5-10 ms per event at 10,000 watchers). Outside
+   * a batch no watcher carries the current batch, so it offers to every candidate.
+   */
+  private readonly offerFn = (w: Watcher): void => {
+    if (w.liveBatch === this.batch) return;
+    this.walkedBusy += w.waiting ? 0 : 1; // read before the offer wakes it
+    this.offer(w);
+  };
+  /** Candidates of the event being walked whose consumer was not waiting (for the next beginBatch). */
+  private walkedBusy = 0;
+  /** The same count for the last event walked. */
+  private lastBusy = 0;
   private readonly resumeFn = (): void => this.resume();
+  /** Live first: the smallest index it engages at (Infinity: never, e.g. off mode). */
+  private readonly liveFirstMin: number;
+  private readonly parked = new ParkedWatchers();
+  /** The current live-first batch (watchers offered ahead in it carry it as `liveBatch`). */
+  private batch = 1;
+  /** Events of the batch offered ahead, whose walk is still due (in order). */
+  private pending = eventList(MAX_BATCH_EVENTS);
+  private pendingCount = 0;
+  /** The other buffer (walkPending swaps them: no array per walk, and a dispatch during a walk is safe). */
+  private walking = eventList(MAX_BATCH_EVENTS);
+  private readonly walkFn = (): void => this.walkPending();
+  private stopped = false;
+  /** Runs the walk of a batch after the turn's consumers (the cache's clock: setImmediate). */
+  private readonly schedule: (run: () => void) => void;
 
-  constructor(index: WatcherIndex, policy: FullChannelPolicy, metrics: CacheMetrics) {
+  /** `liveFirst`: see the module doc (undefined, or a policy without `liveFirst`: every event walks at once). */
+  constructor(index: WatcherIndex, policy: FullChannelPolicy, metrics: CacheMetrics, liveFirst?: LiveFirstOptions) {
     this.index = index;
     this.policy = policy;
     this.metrics = metrics;
+    this.liveFirstMin =
+      policy.liveFirst === true && liveFirst !== undefined
+        ? (liveFirst.minWatchers ?? LIVE_FIRST_MIN_WATCHERS)
+        : Infinity;
+    this.schedule = liveFirst?.schedule ?? queueMicrotask;
     // Room to record every candidate as full, grown when the index grows (at registration). Growing it
     // here in dispatchOne instead, in a branch that had not run since the loop was optimized, threw the
     // whole loop back to the interpreter for the first event after 10,000 watchers registered (~12 ms),
@@ -82,27 +160,140 @@ export class Dispatcher {
 
   /** The store reported progress to `rv` with no event (drives bookmark RVs). */
   progress(rv: number): void {
+    this.settle();
     if (this.paused) this.queue.push(rv);
     else this.progressOne(rv);
   }
 
+  /**
+   * Walk the live-first batch now (events offered ahead whose walk is due): before anything that reads
+   * or moves the positions of watchers not offered ahead, e.g. a bookmark or a relist.
+   */
+  settle(): void {
+    if (this.pendingCount !== 0) this.walkPending();
+  }
+
+  /** A consumer waits in next() (Watcher.next): listed for the live-first offers. */
+  watcherParked(w: Watcher): void {
+    if (this.liveFirstMin === Infinity)
+      w.parkedListed = true; // never listed: nothing reads the list
+    // Only a watcher the live path offers to: an unsynced one (its consumers park on a pass's or the sync
+    // worker's pushes: 10,000 of them in a resume) would only churn the list. It is listed once it parks synced.
+    else if (!w.unsynced && w.indexBucket !== undefined) this.parked.add(w, this.batch);
+  }
+
+  /** The cache stopped: a batch still due is dropped (its watchers ended), and nothing is listed. */
+  stop(): void {
+    this.stopped = true;
+    this.pending.fill(undefined);
+    this.pendingCount = 0;
+    this.parked.clear();
+  }
+
   /** Reset after a relist: nothing queued survives it. */
   reset(rv: number): void {
+    this.settle();
     this.queue = [];
     this.queueHead = 0;
     this.lastDispatchedRV = rv;
   }
 
   private dispatchOne(event: WatchCacheEvent): void {
+    if (this.liveFirstMin !== Infinity) {
+      if (this.pendingCount >= MAX_BATCH_EVENTS) this.walkPending();
+      if (this.pendingCount !== 0 || this.beginBatch()) {
+        this.offerAhead(event);
+        return;
+      }
+    }
+    // The same steps as a batch's walk, so that the walk the first batch runs (at a mass stall, over every
+    // watcher) is the code every event before it ran and optimized: a separate call site ran deoptimized
+    // there, 5-10 ms per event at 10,000 watchers.
+    this.pending[this.pendingCount++] = event;
+    this.walkPending();
+  }
+
+  /** Steps 1-5 for `event`, skipping the watchers offered it ahead (the caller then tells the policy: afterDispatch). */
+  private walk(event: WatchCacheEvent): void {
     this.current = event;
+    this.walkedBusy = 0;
     this.index.forEachCandidate(event, this.offerFn);
+    this.lastBusy = this.walkedBusy;
     this.current = undefined;
     this.full[this.fullCount] = undefined; // the slot past the full ones holds the last candidate offered: let it go
     if (this.fullCount !== 0) this.fullChannels(event);
     this.lastDispatchedRV = event.rv;
     this.metrics.eventsDispatched.inc();
     if (this.policy.afterEvent(this.resumeFn)) this.paused = true;
+  }
+
+  /**
+   * A batch begins when the walk is large and few wait: the waiting consumers' watchers are marked to be
+   * offered ahead for the whole batch (module doc). False: walk as usual.
+   */
+  private beginBatch(): boolean {
+    const parked = this.parked;
+    // The last walk counted the candidates whose consumer did not wait: the walk that live first would take
+    // off the waiting consumers' way. The parked list's own count may hold stale entries; compacted below.
+    if (this.lastBusy < this.liveFirstMin || parked.count === 0) return false;
+    parked.compact();
+    const batch = this.batch;
+    let marked = 0;
+    for (let i = 0; i < parked.count; i++) {
+      const w = parked.at(i);
+      // Only an indexed, synced watcher gets live offers (the walk would offer it the event too).
+      if (w.unsynced || w.indexBucket === undefined) continue;
+      w.liveBatch = batch;
+      marked++;
+    }
+    return marked !== 0;
+  }
+
+  /** Step 0 for `event`: the batch's marked watchers now, the walk later in the turn. */
+  private offerAhead(event: WatchCacheEvent): void {
+    const parked = this.parked;
+    const batch = this.batch;
+    this.current = event;
+    // Invariant 2 (order and single delivery): only the watchers marked when the batch began (module doc).
+    for (let i = 0; i < parked.count; i++) {
+      const w = parked.at(i);
+      if (w.liveBatch === batch) this.offer(w);
+    }
+    this.current = undefined;
+    this.full[this.fullCount] = undefined;
+    if (this.fullCount !== 0) this.fullChannels(event);
+    if (this.pendingCount === 0) this.schedule(this.walkFn); // after the consumers just woken, and what they read next
+    this.pending[this.pendingCount++] = event;
+  }
+
+  /** Steps 1-5 for every event of the batch, in order, skipping the watchers offered ahead; then a new batch. */
+  private walkPending(): void {
+    const n = this.pendingCount;
+    if (n === 0 || this.stopped) return;
+    const events = this.pending;
+    this.pending = this.walking;
+    this.walking = events;
+    this.pendingCount = 0;
+    for (let i = 0; i < n; i++) {
+      const event = events[i]!;
+      events[i] = undefined;
+      this.walk(event);
+    }
+    // A new batch number per walk, batch or not: marks of past batches never match again (and the field
+    // changes from the first event on, so code that reads it is not optimized for one value).
+    this.batch = this.batch === MAX_BATCH_NUMBER ? this.wrapBatches() : this.batch + 1;
+    // Once for the batch: a pass it may start (alpha) resyncs at the cache's RV, which the walk has reached now.
     this.policy.afterDispatch();
+  }
+
+  /**
+   * Batch numbers start again at 1: no watcher may carry an old number then. A watcher enters the index
+   * unmarked (WatcherIndex.add), so the indexed ones and the parked list's are all that can carry one.
+   */
+  private wrapBatches(): number {
+    for (const w of this.index.all()) w.liveBatch = 0;
+    this.parked.unmarkAll();
+    return 1;
   }
 
   private progressOne(rv: number): void {
@@ -159,4 +350,9 @@ export class Dispatcher {
  */
 function fullList(size: number): (Watcher | undefined)[] {
   return new Array<Watcher | undefined>(size).fill(undefined);
+}
+
+/** A batch's event list: `size` slots, holey object elements from the start (as fullList, for the same reason). */
+function eventList(size: number): (WatchCacheEvent | undefined)[] {
+  return new Array<WatchCacheEvent | undefined>(size).fill(undefined);
 }

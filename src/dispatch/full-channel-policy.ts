@@ -9,6 +9,12 @@ import type { Watcher } from '../watch/watcher.js';
 
 export interface FullChannelPolicy {
   /**
+   * The live path may offer an event to the consumers waiting for one before it walks every candidate
+   * (src/dispatch/dispatcher.ts, "Live first"): alpha and beta, which never wait on a full channel.
+   * Not off: its dispatch blocks on a full channel, and no watcher may get ahead of the block.
+   */
+  readonly liveFirst?: boolean;
+  /**
    * The live offers of `event` found these channels full: `full[0]` to `full[count - 1]`, in offer
    * order. Called once per event, after every candidate was offered (src/dispatch/dispatcher.ts says
    * why not from inside the offer loop). The policy must not keep `full`: the dispatcher reuses it.

@@ -75,6 +75,7 @@ export class WatcherIndex {
     }
     watcher.indexSlot = bucket.watchers.length;
     watcher.indexBucket = bucket;
+    watcher.liveBatch = 0; // it enters the live path offered nothing ahead (the dispatcher's live-first marks)
     bucket.watchers.push(watcher);
     if (++this.count > this.room) this.grow();
   }

@@ -35,6 +35,8 @@ export interface StallHooks {
 }
 
 export class StallPolicy implements FullChannelPolicy, PassHost<WatchCacheEvent, Watcher> {
+  /** A full channel never makes the live path wait: it may offer to waiting consumers first. */
+  readonly liveFirst = true;
   /** The unsynced watchers (insertion order = order they stalled). */
   readonly unsynced: UnsyncedSet<Watcher>;
   readonly scheduler: PassScheduler;

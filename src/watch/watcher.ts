@@ -57,6 +57,8 @@ export interface WatcherOwner {
   initialOvertaken(watcher: Watcher): void;
   /** The channel referenced an event the history no longer holds (beta): the watcher must get its 410. */
   channelOverwritten(watcher: Watcher): void;
+  /** Its consumer waits in next() with nothing to take (the live-first dispatch lists it); optional. */
+  watcherParked?(watcher: Watcher): void;
 }
 
 /** A bucket of the dispatch index, as a watcher records where it is indexed. */
@@ -106,6 +108,11 @@ export class Watcher extends SyncCursor implements AsyncIterableIterator<WatchEv
   owed = 0;
 
   // ---- consumer-side state ----
+  /** In the dispatcher's ParkedWatchers list (src/dispatch/parked-watchers.ts). */
+  parkedListed = false;
+  /** The live-first batch in which the dispatcher offered it events ahead of the walk (0: none). */
+  liveBatch = 0;
+
   /** Set on the first receive from the channel (the live loop). */
   reachedLive = false;
   /** RV of the last event the consumer took from the channel (0 before any). */
@@ -145,6 +152,10 @@ export class Watcher extends SyncCursor implements AsyncIterableIterator<WatchEv
   /** Accepting live or pass events (active, not draining or stopped). */
   get accepting(): boolean {
     return this.phase === Phase.Active;
+  }
+  /** Its consumer waits in next() for an event (nothing to take). */
+  get waiting(): boolean {
+    return this.waiter !== undefined;
   }
   get capacity(): number {
     return this.queue.capacity;
@@ -232,6 +243,7 @@ export class Watcher extends SyncCursor implements AsyncIterableIterator<WatchEv
     const waiting = new Promise<IteratorResult<WatchEvent>>((resolve) => {
       this.waiter = resolve;
     });
+    if (!this.parkedListed) this.owner.watcherParked?.(this);
     // Another thread feeding the channel (beta's sync worker) tells only consumers that wait.
     if (this.queue.consumerWaits?.() === true) this.wake(); // the data came meanwhile
     return waiting;

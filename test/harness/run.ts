@@ -130,9 +130,13 @@ export async function runTrace(
       ? { scanBudget: 80, pushBudget: 12, maxWatchers: 3, intervalOpenCost: 8, consumerWindow: 24 }
       : {},
   };
-  // A fault run gives the cache the fault points (an engine-internal option); other runs run the shipping engine.
+  // A fault run gives the cache the fault points (an engine-internal option). The small-budget traces also
+  // dispatch live first from one watcher (src/dispatch/dispatcher.ts), so its batches meet every consumer
+  // pattern the harness makes; the others run the shipping threshold (their few watchers never reach it).
   const faults = fault === undefined ? undefined : new FaultSwitch();
-  if (faults !== undefined) withEngineOptions(options, { faults });
+  const liveFirstMinWatchers = trace.smallBudgets ? 1 : undefined;
+  if (faults !== undefined || liveFirstMinWatchers !== undefined)
+    withEngineOptions(options, { ...(faults === undefined ? {} : { faults }), liveFirstMinWatchers });
   const cache = new WatchCache(options);
   await cache.start();
   if (fault !== undefined) faults?.arm(fault.name, fault.skip);

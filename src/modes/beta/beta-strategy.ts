@@ -20,6 +20,8 @@ import type { FrameSource } from '../../wire/frame-source.js';
 export class BetaStrategy extends BetaSync implements CatchUpStrategy, WatcherPlacement {
   /** Beta places its watchers itself: shared channels and cells, the ring mirror, adoption. */
   readonly watchers: WatcherPlacement = this;
+  /** A full channel never makes the live path wait: it may offer to waiting consumers first. */
+  readonly liveFirst = true;
   private readonly ctx: StrategyContext;
 
   constructor(ctx: StrategyContext) {
