@@ -58,6 +58,8 @@ export interface LiveFirstOptions {
   minWatchers?: number;
   /** Run a batch's walk later in the turn (the cache: its clock's setImmediate). */
   schedule: (run: () => void) => void;
+  /** Batch numbers wrap after this one (default MAX_BATCH_NUMBER; the tests wrap within a few events). */
+  maxBatchNumber?: number;
 }
 
 /** Live first engages only when the last walk found this many candidates not waiting (fewer cost it a few µs). */
@@ -120,6 +122,8 @@ export class Dispatcher {
   private stopped = false;
   /** Runs the walk of a batch after the turn's consumers (the cache's clock: setImmediate). */
   private readonly schedule: (run: () => void) => void;
+  /** The last batch number before they wrap to 1. */
+  private readonly maxBatchNumber: number;
 
   /** `liveFirst`: see the module doc (undefined, or a policy without `liveFirst`: every event walks at once). */
   constructor(index: WatcherIndex, policy: FullChannelPolicy, metrics: CacheMetrics, liveFirst?: LiveFirstOptions) {
@@ -131,6 +135,7 @@ export class Dispatcher {
         ? (liveFirst.minWatchers ?? LIVE_FIRST_MIN_WATCHERS)
         : Infinity;
     this.schedule = liveFirst?.schedule ?? queueMicrotask;
+    this.maxBatchNumber = liveFirst?.maxBatchNumber ?? MAX_BATCH_NUMBER;
     // Room to record every candidate as full, grown when the index grows (at registration). Growing it
     // here in dispatchOne instead, in a branch that had not run since the loop was optimized, threw the
     // whole loop back to the interpreter for the first event after 10,000 watchers registered (~12 ms),
@@ -281,7 +286,7 @@ export class Dispatcher {
     }
     // A new batch number per walk, batch or not: marks of past batches never match again (and the field
     // changes from the first event on, so code that reads it is not optimized for one value).
-    this.batch = this.batch === MAX_BATCH_NUMBER ? this.wrapBatches() : this.batch + 1;
+    this.batch = this.batch === this.maxBatchNumber ? this.wrapBatches() : this.batch + 1;
     // Once for the batch: a pass it may start (alpha) resyncs at the cache's RV, which the walk has reached now.
     this.policy.afterDispatch();
   }

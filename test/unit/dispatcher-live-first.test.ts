@@ -24,7 +24,7 @@ class ParkingOwner extends FakeOwner {
   }
 }
 
-function rig(n: number, options: { liveFirst?: boolean; minWatchers?: number } = {}) {
+function rig(n: number, options: { liveFirst?: boolean; minWatchers?: number; maxBatchNumber?: number } = {}) {
   const index = new WatcherIndex(false);
   const dispatched: number[] = [];
   const policy: FullChannelPolicy = {
@@ -47,6 +47,7 @@ function rig(n: number, options: { liveFirst?: boolean; minWatchers?: number } =
   const dispatcher = new Dispatcher(index, policy, metrics, {
     minWatchers: options.minWatchers ?? 1,
     schedule: (run) => setImmediate(run),
+    ...(options.maxBatchNumber === undefined ? {} : { maxBatchNumber: options.maxBatchNumber }),
   });
   owner.dispatcher = dispatcher;
   /** Events the live path found already delivered (a walk that offered one again to a watcher served ahead). */
@@ -165,4 +166,26 @@ test('live first: progress and settle walk a batch first; off (liveFirst false) 
   s.dispatcher.stop();
   await turn();
   assert.equal(s.watchers[1]!.queue.size, 1, 'a stopped dispatcher drops the batch (its cache ended every watch)');
+});
+
+test('live first: batch numbers wrap without a stale mark skipping anyone', async () => {
+  // Numbers wrap after 2 (1, 2, 1, ...): a watcher marked in one batch must not be skipped by a later batch of the
+  // same number while another consumer is the one waiting (fails if the wrap keeps the old marks).
+  const { dispatcher, watchers, event } = rig(3, { maxBatchNumber: 2 });
+  const [a, b, c] = watchers as [Watcher, Watcher, Watcher];
+  const got: Record<number, number[]> = { 1: [], 2: [], 3: [] };
+  let rv = 1;
+  for (let round = 0; round < 9; round++) {
+    // Round by round a different consumer waits (marked ahead); the others read only what the walk queued.
+    const waiter = watchers[round % 3]!;
+    const waiting = waiter.next();
+    dispatcher.dispatch(event(++rv));
+    dispatcher.dispatch(event(++rv));
+    const first = await waiting;
+    got[waiter.id]!.push(rvOf(first)!);
+    await turn();
+    for (const w of [a, b, c]) got[w.id]!.push(...(await takeQueued(w)));
+  }
+  const all = Array.from({ length: rv - 1 }, (_, i) => i + 2);
+  for (const w of [a, b, c]) assert.deepEqual(got[w.id], all, `watcher ${w.id}: every event once, in order`);
 });
