@@ -163,6 +163,7 @@ export class WatchCache {
       source: this,
       faults: this.faults,
       lastDispatchedRV: () => this.dispatchedRV(),
+      walkedRV: () => this.dispatcher.lastDispatchedRV,
       cacheRV: () => {
         this.dispatcher.settle(); // a pass resyncs here: the live path has walked every event up to it
         return this.rv;

@@ -48,7 +48,10 @@ export interface StrategyContext {
   readonly source: object;
   /** Test-only fault points (engine-internal option; the harness): a strategy hands them to its main-thread passes. */
   readonly faults: FaultPoints | undefined;
+  /** The live path's last dispatched RV, once it has walked any live-first batch (Dispatcher.settle). */
   lastDispatchedRV(): number;
+  /** The same without walking a pending batch: the RV every synced watcher has been offered up to now. */
+  walkedRV(): number;
   /** The last RV the cache applied. */
   cacheRV(): number;
   /** Activate `w` at `position` with its initial events and put it on the live path. */

@@ -45,6 +45,7 @@ export class BetaStrategy extends BetaSync implements CatchUpStrategy, WatcherPl
       indexers: ctx.indexers,
       triggerField: ctx.triggerField,
       lastDispatchedRV: () => ctx.lastDispatchedRV(),
+      walkedRV: () => ctx.walkedRV(),
       resourceName: ctx.resourceName,
       source: ctx.source,
     });
