@@ -25,6 +25,7 @@ import { MAX_DEFERRED_EVENTS } from '../../src/beta/deferred-mirror.js';
 import { decodeRingPayload } from '../../src/protocol/ring-payload.js';
 import { createRingRecord, HistoryRingReader, ReadStatus } from '../../src/ring/ring-reader.js';
 import { asWatcher } from '../../src/watch/watcher.js';
+import type { WatchEvent } from '../../src/wire/watch-event.js';
 import { flush, pod, setup } from '../unit/support/harness.js';
 
 const MSGPACK = { format: 'msgpack' };
@@ -196,3 +197,48 @@ test('beta: a watch from an old RV started while events wait for the mirror find
   assert.ok(behind?.unsynced);
   await cache.stop();
 });
+
+test('beta: a burst longer than MAX_DEFERRED_EVENTS keeps live first: publishing the control block mid-burst does not walk the batch', async () => {
+  const { cache, store, clock } = await setup({ mode: 'beta' });
+  const BURST = MAX_DEFERRED_EVENTS + 8;
+  const a = await store.create(pod('a'));
+  await flush();
+  await clock.advance(0);
+  const rv0 = cache.resourceVersion;
+  // 300 watchers whose consumers never read (over live first's threshold of 256) and one that waits.
+  const idle = Array.from({ length: 300 }, () =>
+    asWatcher(cache.watch({ resourceVersion: String(rv0), channelCapacity: BURST + 2 })),
+  );
+  const healthy = asWatcher(cache.watch({ resourceVersion: String(rv0), channelCapacity: BURST + 2 }));
+  await flush();
+  // Updates without a resourceVersion precondition, as a burst of writers would send them.
+  const { resourceVersion: _rv, ...metadata } = a.metadata;
+  const base = { ...a, metadata };
+  await store.update({ ...base, spec: { step: 0 } }); // walked at once: it counts 300 not waiting
+  await flush();
+  await clock.advance(0);
+  assert.equal(rvOf(await healthy.next()), rv0 + 1);
+  const first = healthy.next(); // waits: the burst is a live-first batch
+  for (let i = 1; i <= BURST; i++) void store.update({ ...base, spec: { step: i } });
+  const r = await first;
+  assert.equal(rvOf(r), rv0 + 2);
+  // The mirror published the control block at event MAX_DEFERRED_EVENTS + 1 of the burst; had that walked the
+  // batch, the idle channels would hold those events before the waiting consumer ran.
+  for (const w of idle) assert.equal(w.queue.size, 1, 'the walk waits for the turn: only the first update queued');
+  await clock.advance(0);
+  await flush();
+  for (const w of idle) assert.equal(w.queue.size, 1 + BURST, 'the walk gave every idle watcher the whole burst');
+  const rest: number[] = [];
+  while (rest.length < BURST - 1) rest.push(rvOf(await healthy.next()));
+  assert.deepEqual(
+    rest,
+    Array.from({ length: BURST - 1 }, (_, i) => rv0 + 3 + i),
+    'the rest of the burst, in order',
+  );
+  await cache.stop();
+});
+
+/** The RV an iterator result delivers (-1: the watch ended). */
+function rvOf(r: IteratorResult<WatchEvent>): number {
+  return r.done === true ? -1 : r.value.rv;
+}
