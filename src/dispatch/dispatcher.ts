@@ -39,9 +39,10 @@
  * the positions of watchers that were not offered ahead walks the batch
  * first (`settle`): a progress notification, a bookmark and a pass (they
  * ask the last dispatched RV or the resync point, the cache settles there),
- * beta's hand-back and control block (the last dispatched RV), a relist;
- * and a batch holds at most MAX_BATCH_EVENTS events. `lastDispatchedRV`
- * moves at the walk. Every event, batch or not, is walked by walkPending,
+ * beta's hand-back (the last dispatched RV), a relist; and a batch holds at
+ * most MAX_BATCH_EVENTS events. `lastDispatchedRV` moves at the walk; beta's
+ * control block publishes it as walked so far, without settling (the
+ * deferred mirror publishes mid-burst: BetaSyncInit.walkedRV). Every event, batch or not, is walked by walkPending,
  * so the walk a mass stall's first batch runs is the code every earlier
  * event ran and optimized.
  */
@@ -113,7 +114,7 @@ export class Dispatcher {
   /** The same count for the last event walked. */
   private lastBusy = 0;
   private readonly resumeFn = (): void => this.resume();
-  /** Live first: the smallest index it engages at (Infinity: never, e.g. off mode). */
+  /** Live first: the fewest candidates not waiting, in the last walk, it engages at (Infinity: never, e.g. off). */
   private readonly liveFirstMin: number;
   private readonly parked = new ParkedWatchers();
   /** The current live-first batch (watchers offered ahead in it carry it as `liveBatch`). */
