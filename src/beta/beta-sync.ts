@@ -42,6 +42,7 @@ import { ControlBlock } from './control-block.js';
 import { SharedWatcherChannel } from './shared-watcher-channel.js';
 import { ChannelSlabs, type SlabSlot } from './channel-slabs.js';
 import { expiredByWorker, handBack, type HandBackContext } from './hand-back.js';
+import { HandBackSlices } from './hand-back-slices.js';
 import { RelistReset } from './relist-reset.js';
 import { RingMirror } from './ring-mirror.js';
 import { warmUpMessage } from './warm-up-ring.js';
@@ -110,6 +111,8 @@ export class BetaSync implements HandBackContext {
   private readonly relist: RelistReset;
   /** Stalls marked in the dispatch, handed to the worker in chunks (stall-hand-over.ts). */
   private readonly stalls: StallHandOver;
+  /** The worker's hand-backs, applied a slice per turn (hand-back-slices.ts). */
+  private readonly handBacks: HandBackSlices;
   private readonly clock: Clock;
   private closed = false;
   /** Called when the worker reports an internal error (tests assert it never happens). */
@@ -147,17 +150,36 @@ export class BetaSync implements HandBackContext {
       flushed: () => this.publishControlNow(),
     });
     this.clock = init.clock;
+    this.handBacks = new HandBackSlices(init.clock, {
+      notify: (id) => this.unsynced.get(id)?.notify(),
+      apply: (id, position, passPushes) => {
+        // Single writer: a hand-back is the worker's word that it gave the channel back. If the channel is the
+        // worker's again (re-adopted since, e.g. by a restarted worker), the hand-back is stale: skip it.
+        const w = this.unsynced.get(id);
+        if (w !== undefined && !(w.queue as SharedWatcherChannel).ownedByMain) return;
+        handBack(this, id, position, passPushes);
+      },
+      // The worker's messages as the main thread handles them: a slice reports as one (the bench's catch-up share).
+      sliced: (_count, durationMs) => {
+        if (channels.catchUpMain.hasSubscribers)
+          channels.catchUpMain.publish({ cache: this.source, step: 'worker-message', durationMs });
+      },
+    });
     const handler: WorkerLinkHandler = {
       pushedInto: (ids) => {
         this.recycleQuarantine();
         for (const id of ids) this.unsynced.get(id)?.notify();
       },
       workerHasMembers: () => this.unsynced.size > 0,
-      handBack: (id, position, passPushes) => handBack(this, id, position, passPushes),
+      handBack: (id, position, passPushes) => this.handBacks.add(id, position, passPushes),
       expired: (id, position, oldest) => expiredByWorker(this, id, position, oldest),
       resetDone: () => this.relist.done(),
       restarted: () => this.workerRestarted(),
-      error: (message) => this.onWorkerError?.(message),
+      // In message order: the hand-backs the worker sent before its error (or death) are applied first.
+      error: (message) => {
+        this.handBacks.complete();
+        this.onWorkerError?.(message);
+      },
     };
     this.link = new SyncWorkerLink({
       clock: init.clock,
@@ -207,6 +229,7 @@ export class BetaSync implements HandBackContext {
    * new one at its true position.
    */
   private workerRestarted(): void {
+    this.handBacks.complete(); // a no-op after the error that reported the death (the re-adopts below count on it)
     for (const q of this.quarantine) this.slabs.release(q.slot);
     this.quarantine = [];
     for (const w of [...this.unsynced.values()]) {
@@ -344,7 +367,9 @@ export class BetaSync implements HandBackContext {
    */
   reset(listRV: number, keep: readonly Watcher[], end: readonly Watcher[]): void {
     this.deferred.flush(); // the ring holds every event of the old history before it restarts (same indices)
-    // Every watcher the cache counts as unsynced (the cursor flag) must be the worker's before it drops them.
+    // Every watcher the cache counts as unsynced (the cursor flag) must be the worker's before it drops them:
+    // the hand-backs it sent are applied (a watcher still behind goes back to it), the stalls handed over.
+    this.handBacks.complete();
     this.stalls.complete();
     this.relist.begin(listRV, keep, end);
     this.ringMirror.restartAfter(listRV);
@@ -366,6 +391,7 @@ export class BetaSync implements HandBackContext {
     this.deferred.drop();
     this.remotes.clear();
     this.stalls.close();
+    this.handBacks.close();
     this.link.close();
     this.unsynced.clear();
   }

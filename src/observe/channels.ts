@@ -140,7 +140,7 @@ type WorkerPostMessage =
 /** Beta: main-thread time spent on catch-up outside the live path. */
 export interface CatchUpMainMessage {
   cache: object;
-  /** 'adopt': handing a watcher to the worker; 'worker-message': hand-backs, wake-ups, expiries. */
+  /** 'adopt': handing a watcher to the worker; 'worker-message': hand-backs (one per slice), wake-ups, expiries. */
   step: 'adopt' | 'worker-message';
   durationMs: number;
 }

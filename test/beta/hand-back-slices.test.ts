@@ -1,0 +1,122 @@
+/**
+ * Beta's sliced hand-backs (src/beta/hand-back-slices.ts): a burst of the
+ * worker's hand-backs is applied a slice per turn, in arrival order, each
+ * exactly once; the consumer of each is woken at once; `complete` applies
+ * the rest now (a relist, a restarted worker) and `close` drops them.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Clock, TimerHandle } from '../../src/core/clock.js';
+import { HAND_BACK_CHUNK, HandBackSlices } from '../../src/beta/hand-back-slices.js';
+
+/** A clock whose turns the test runs by hand; `workNow` moves only when `cost` says so. */
+class TurnClock implements Clock {
+  immediates: (() => void)[] = [];
+  work = 0;
+  now(): number {
+    return this.work;
+  }
+  workNow(): number {
+    return this.work;
+  }
+  setTimeout(): TimerHandle {
+    throw new Error('slices run on setImmediate');
+  }
+  clearTimeout(): void {}
+  setImmediate(callback: () => void): void {
+    this.immediates.push(callback);
+  }
+  random(): number {
+    return 0.5;
+  }
+  /** Run the turn's immediates (those queued during it wait for the next turn). */
+  turn(): void {
+    const run = this.immediates;
+    this.immediates = [];
+    for (const f of run) f();
+  }
+}
+
+function slices(clock: TurnClock, applyCostMs = 0) {
+  const applied: number[][] = [];
+  const notified: number[] = [];
+  const reports: number[][] = [];
+  const s = new HandBackSlices(clock, {
+    sliced: (count, durationMs) => reports.push([count, durationMs]),
+    notify: (id) => notified.push(id),
+    apply: (id, position, passPushes) => {
+      clock.work += applyCostMs;
+      applied.push([id, position, passPushes]);
+    },
+  });
+  return { s, applied, notified, reports };
+}
+
+test('hand-back slices: a burst is applied over turns, in order, once each; consumers are woken at once', () => {
+  const clock = new TurnClock();
+  const { s, applied, notified, reports } = slices(clock);
+  const n = 2 * HAND_BACK_CHUNK + 5;
+  for (let id = 1; id <= n; id++) s.add(id, 100 + id, id % 7);
+  assert.equal(applied.length, 0, 'nothing applied inside the message handler');
+  assert.equal(notified.length, n, 'every consumer woken at its message');
+  assert.equal(clock.immediates.length, 1, 'one slice scheduled for the burst');
+  const perTurn: number[] = [];
+  while (clock.immediates.length > 0) {
+    const before = applied.length;
+    clock.turn();
+    perTurn.push(applied.length - before);
+  }
+  assert.deepEqual(perTurn, [HAND_BACK_CHUNK, HAND_BACK_CHUNK, 5]);
+  assert.deepEqual(
+    applied,
+    Array.from({ length: n }, (_, i) => [i + 1, 101 + i, (i + 1) % 7]),
+    'arrival order, each once, with its own numbers',
+  );
+  assert.equal(s.pending, 0);
+  assert.deepEqual(
+    reports.map((r) => r[0]),
+    [HAND_BACK_CHUNK, HAND_BACK_CHUNK, 5],
+    'one report per slice, with its count',
+  );
+});
+
+test('hand-back slices: a slice ends at its time budget, never below 8 hand-backs', () => {
+  const clock = new TurnClock();
+  const { s, applied } = slices(clock, 0.1); // 0.1 ms each: the 0.5 ms budget is spent after 5, checked at 8
+  for (let id = 1; id <= 20; id++) s.add(id, id, 0);
+  clock.turn();
+  assert.equal(applied.length, 8);
+  clock.turn();
+  assert.equal(applied.length, 16);
+  clock.turn();
+  assert.equal(applied.length, 20);
+  assert.equal(clock.immediates.length, 0, 'nothing left to schedule');
+});
+
+test('hand-back slices: complete applies the rest now; the pending slice then finds nothing', () => {
+  const clock = new TurnClock();
+  const { s, applied } = slices(clock);
+  for (let id = 1; id <= HAND_BACK_CHUNK + 3; id++) s.add(id, id, 0);
+  s.complete();
+  assert.equal(applied.length, HAND_BACK_CHUNK + 3);
+  assert.equal(s.pending, 0);
+  clock.turn();
+  assert.equal(applied.length, HAND_BACK_CHUNK + 3, 'no hand-back applied twice');
+  // A later burst schedules a slice of its own.
+  s.add(999, 1, 0);
+  assert.equal(clock.immediates.length, 1);
+  clock.turn();
+  assert.deepEqual(applied.at(-1), [999, 1, 0]);
+});
+
+test('hand-back slices: close drops what is queued and ignores later hand-backs', () => {
+  const clock = new TurnClock();
+  const { s, applied, notified } = slices(clock);
+  s.add(1, 1, 0);
+  s.close();
+  s.add(2, 2, 0);
+  clock.turn();
+  s.complete();
+  assert.deepEqual(applied, []);
+  assert.deepEqual(notified, [1], 'a hand-back after close wakes nobody');
+});
