@@ -30,6 +30,7 @@
  * else names it until then.
  */
 import type { Clock } from '../core/clock.js';
+import { NextTurn } from '../core/next-turn.js';
 
 /** At most this many hand-backs are applied per turn of the event loop. */
 export const HAND_BACK_CHUNK = 128;
@@ -53,16 +54,13 @@ export class HandBackSlices {
   /** Queued hand-backs, three numbers each (id, position, pass pushes), in arrival order from `head`. */
   private queue: number[] = [];
   private head = 0;
-  private scheduled = false;
+  private readonly nextSlice: NextTurn;
   private closed = false;
-  private readonly runSlice = (): void => {
-    this.scheduled = false;
-    if (!this.closed) this.run(HAND_BACK_CHUNK, HAND_BACK_SLICE_MS);
-  };
 
   constructor(clock: Clock, steps: HandBackSteps) {
     this.clock = clock;
     this.steps = steps;
+    this.nextSlice = new NextTurn(clock, () => this.run(HAND_BACK_CHUNK, HAND_BACK_SLICE_MS));
   }
 
   /** Hand-backs queued and not applied yet. */
@@ -75,17 +73,20 @@ export class HandBackSlices {
     if (this.closed) return;
     this.steps.notify(id);
     this.queue.push(id, position, passPushes);
-    this.schedule();
+    this.nextSlice.schedule();
   }
 
   /** Step 3: every queued hand-back, now. */
   complete(): void {
-    if (!this.closed) this.run(Infinity, Infinity);
+    if (this.closed) return;
+    this.nextSlice.cancel();
+    this.run(Infinity, Infinity);
   }
 
   /** The cache stops: nothing queued is applied. */
   close(): void {
     this.closed = true;
+    this.nextSlice.close();
     this.queue = [];
     this.head = 0;
   }
@@ -107,14 +108,6 @@ export class HandBackSlices {
     if (this.head >= this.queue.length) {
       this.queue = [];
       this.head = 0;
-    } else this.schedule();
-  }
-
-  /** The next slice, on the next turn (setImmediate where the clock has it: no 1 ms timer floor). */
-  private schedule(): void {
-    if (this.scheduled || this.closed) return;
-    this.scheduled = true;
-    if (this.clock.setImmediate !== undefined) this.clock.setImmediate(this.runSlice);
-    else this.clock.setTimeout(this.runSlice, 0);
+    } else this.nextSlice.schedule();
   }
 }

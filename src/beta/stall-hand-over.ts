@@ -29,6 +29,7 @@
  * heard of it, and its consumer only reads what is already queued.
  */
 import type { Clock } from '../core/clock.js';
+import { NextTurn } from '../core/next-turn.js';
 import type { Watcher } from '../watch/watcher.js';
 
 /** At most this many watchers are handed over per turn of the event loop. */
@@ -60,20 +61,16 @@ export class StallHandOver {
   /** Marked, not yet handed over, in stall order; `head` is the next one. */
   private queue: (Watcher | undefined)[] = [];
   private head = 0;
-  /** A slice is due (cleared by `complete` and `close`: a slice that fires after them finds nothing to do). */
-  private scheduled = false;
+  /** The next slice (cancelled by `complete` and `close`: a slice that fires after them finds nothing to do). */
+  private readonly nextSlice: NextTurn;
   private closed = false;
-  private readonly runChunk = (): void => {
-    if (!this.scheduled) return;
-    this.scheduled = false;
-    this.run(this.chunk, this.sliceMs);
-  };
 
   constructor(clock: Clock, steps: HandOverSteps, chunk = HAND_OVER_CHUNK, sliceMs = HAND_OVER_SLICE_MS) {
     this.clock = clock;
     this.steps = steps;
     this.chunk = chunk;
     this.sliceMs = sliceMs;
+    this.nextSlice = new NextTurn(clock, () => this.run(this.chunk, this.sliceMs));
   }
 
   /** Watchers marked and not handed over yet. */
@@ -89,19 +86,19 @@ export class StallHandOver {
     if (this.closed) return;
     // Invariant 1 (position): each position drops to X - 1 at most (SyncCursor.stalledAt); X is in the
     // history and in the ring, so the worker re-offers it.
-    if (this.steps.mark(full, count, rv, this.queue) > 0) this.schedule();
+    if (this.steps.mark(full, count, rv, this.queue) > 0) this.nextSlice.schedule();
   }
 
   /** Step 3: hand over every marked watcher now. */
   complete(): void {
-    this.scheduled = false;
+    this.nextSlice.cancel();
     this.run(Infinity, Infinity);
   }
 
   /** No more hand-overs (the cache stopped): every marked watcher is dropped. */
   close(): void {
     this.closed = true;
-    this.scheduled = false;
+    this.nextSlice.close();
     const q = this.queue;
     for (let i = this.head; i < q.length; i++) this.steps.drop(q[i]!);
     this.queue = [];
@@ -127,14 +124,6 @@ export class StallHandOver {
     if (this.head === q.length) {
       this.queue = [];
       this.head = 0;
-    } else this.schedule();
-  }
-
-  /** The next slice, on the next turn (setImmediate where the clock has it: no 1 ms timer floor). */
-  private schedule(): void {
-    if (this.scheduled || this.closed) return;
-    this.scheduled = true;
-    if (this.clock.setImmediate !== undefined) this.clock.setImmediate(this.runChunk);
-    else this.clock.setTimeout(this.runChunk, 0);
+    } else this.nextSlice.schedule();
   }
 }
