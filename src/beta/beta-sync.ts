@@ -405,6 +405,11 @@ export class BetaSync implements HandBackContext {
     this.stalls.stalled(full, count, rv);
   }
 
+  /** Hand-backs the worker sent that wait for their slice (tests). */
+  get handBacksPending(): number {
+    return this.handBacks.pending;
+  }
+
   /** Stalled watchers marked and not yet handed to the worker (tests). */
   get stallsPending(): number {
     return this.stalls.pending;

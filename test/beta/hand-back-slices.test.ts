@@ -6,8 +6,12 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import diagnostics_channel from 'node:diagnostics_channel';
 import type { Clock, TimerHandle } from '../../src/core/clock.js';
 import { HAND_BACK_CHUNK, HandBackSlices } from '../../src/beta/hand-back-slices.js';
+import { betaSyncOf } from '../../src/cache/cache-internals.js';
+import { asWatcher } from '../../src/watch/watcher.js';
+import { churn, flush, objectRVs, pod, Reader, setup, VirtualClock } from '../unit/support/harness.js';
 
 /** A clock whose turns the test runs by hand; `workNow` moves only when `cost` says so. */
 class TurnClock implements Clock {
@@ -119,4 +123,68 @@ test('hand-back slices: close drops what is queued and ignores later hand-backs'
   s.complete();
   assert.deepEqual(applied, []);
   assert.deepEqual(notified, [1], 'a hand-back after close wakes nobody');
+});
+
+test('beta: a burst of hand-backs is applied in slices; events dispatched between the slices reach every watcher once, in order', async () => {
+  const clock = new VirtualClock();
+  const { cache, store } = await setup({ mode: 'beta' }, undefined, { clock });
+  const beta = betaSyncOf(cache)!;
+  await store.create(pod('a'));
+  await flush();
+  const from = cache.resourceVersion;
+  const N = 2 * HAND_BACK_CHUNK + 44;
+  const ws = Array.from({ length: N }, () =>
+    asWatcher(cache.watch({ resourceVersion: String(from), channelCapacity: 2 })),
+  );
+  await clock.advance(5);
+  await flush();
+  await churn(store, 3); // every channel full: all stalled, then handed to the worker in slices
+  await clock.advance(5);
+  await flush();
+  assert.equal(beta.unsynced.size, N);
+
+  // When the first hand-back arrives, writes start: each a timer queued behind the next slice.
+  let maxPending = 0;
+  const pendingAtWrite: number[] = [];
+  let writes = 0;
+  const write = (): void => {
+    pendingAtWrite.push(beta.handBacksPending);
+    void store.create(pod(`mid-${writes}`));
+    if (++writes < 4) clock.setTimeout(write, 0);
+  };
+  const onPost = (m: unknown): void => {
+    const x = m as { cache: object; from: string; message?: { op: string } };
+    if (x.cache !== cache || x.from !== 'worker' || x.message?.op !== 'handback') return;
+    maxPending = Math.max(maxPending, beta.handBacksPending + 1);
+    if (writes === 0 && pendingAtWrite.length === 0) {
+      pendingAtWrite.push(-1); // started
+      clock.setTimeout(write, 0);
+    }
+  };
+  diagnostics_channel.subscribe('watchcache:worker-post', onPost);
+  try {
+    const readers = ws.map((w) => new Reader(w));
+    for (let round = 0; round < 500; round++) {
+      for (const r of readers) await r.drain();
+      if (writes >= 4 && beta.unsynced.size === 0 && beta.handBacksPending === 0) {
+        for (const r of readers) await r.drain();
+        const last = store.resourceVersion;
+        if (readers.every((r) => r.events.length >= last - from)) break;
+      }
+      await clock.advance(5);
+    }
+    const last = store.resourceVersion;
+    const want = Array.from({ length: last - from }, (_, i) => from + i + 1);
+    for (const [k, r] of readers.entries()) assert.deepEqual(objectRVs(r.events), want, `watcher ${k}`);
+  } finally {
+    diagnostics_channel.unsubscribe('watchcache:worker-post', onPost);
+  }
+  assert.ok(maxPending > HAND_BACK_CHUNK, `hand-backs waited for more than one slice (at most ${maxPending} pending)`);
+  assert.ok(
+    pendingAtWrite.some((p) => p > 0),
+    `events were dispatched while hand-backs waited (pending at each write: ${pendingAtWrite.join(', ')})`,
+  );
+  assert.equal(beta.unsynced.size, 0, 'all resynced');
+  assert.equal(await cache.metricValue('apiserver_watch_cache_watcher_skipped_events_total'), 0);
+  await cache.stop();
 });
