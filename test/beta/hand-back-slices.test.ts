@@ -9,9 +9,8 @@ import assert from 'node:assert/strict';
 import diagnostics_channel from 'node:diagnostics_channel';
 import type { Clock, TimerHandle } from '../../src/core/clock.js';
 import { HAND_BACK_CHUNK, HandBackSlices } from '../../src/beta/hand-back-slices.js';
-import { betaSyncOf } from '../../src/cache/cache-internals.js';
-import { asWatcher } from '../../src/watch/watcher.js';
-import { churn, flush, objectRVs, pod, Reader, setup, VirtualClock } from '../unit/support/harness.js';
+import { churn, flush, objectRVs, pod, Reader } from '../unit/support/harness.js';
+import { virtualBeta } from './virtual-beta.js';
 
 /** A clock whose turns the test runs by hand; `workNow` moves only when `cost` says so. */
 class TurnClock implements Clock {
@@ -126,16 +125,8 @@ test('hand-back slices: close drops what is queued and ignores later hand-backs'
 });
 
 test('beta: a burst of hand-backs is applied in slices; events dispatched between the slices reach every watcher once, in order', async () => {
-  const clock = new VirtualClock();
-  const { cache, store } = await setup({ mode: 'beta' }, undefined, { clock });
-  const beta = betaSyncOf(cache)!;
-  await store.create(pod('a'));
-  await flush();
-  const from = cache.resourceVersion;
   const N = 2 * HAND_BACK_CHUNK + 44;
-  const ws = Array.from({ length: N }, () =>
-    asWatcher(cache.watch({ resourceVersion: String(from), channelCapacity: 2 })),
-  );
+  const { clock, cache, store, beta, from, watchers: ws } = await virtualBeta(N, 2);
   await clock.advance(5);
   await flush();
   await churn(store, 3); // every channel full: all stalled, then handed to the worker in slices

@@ -8,23 +8,15 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { betaSyncOf } from '../../src/cache/cache-internals.js';
 import { HAND_OVER_CHUNK, HAND_OVER_MIN } from '../../src/beta/stall-hand-over.js';
 import { asWatcher } from '../../src/watch/watcher.js';
-import { churn, flush, objectRVs, pod, Reader, setup, VirtualClock } from '../unit/support/harness.js';
+import { churn, flush, objectRVs, pod, Reader } from '../unit/support/harness.js';
+import { virtualBeta } from './virtual-beta.js';
 
 const N = 2500; // ten slices or more
 
 test('beta: a mass stall is handed over in chunks; events dispatched meanwhile reach every stalled watcher once, in order', async () => {
-  const clock = new VirtualClock();
-  const { cache, store } = await setup({ mode: 'beta' }, undefined, { clock });
-  const beta = betaSyncOf(cache)!;
-  await store.create(pod('a'));
-  await flush();
-  const from = cache.resourceVersion;
-  const stalled = Array.from({ length: N }, () =>
-    asWatcher(cache.watch({ resourceVersion: String(from), channelCapacity: 2 })),
-  );
+  const { clock, cache, store, beta, from, watchers: stalled } = await virtualBeta(N, 2);
   const healthy = asWatcher(cache.watch({ resourceVersion: String(from), channelCapacity: 1000 }));
   await clock.advance(5); // the introductions are posted
   await flush();
@@ -96,15 +88,7 @@ test('beta: a mass stall is handed over in chunks; events dispatched meanwhile r
 });
 
 test('beta: a stalled watcher that ends before its hand-over turn is dropped, never handed over', async () => {
-  const clock = new VirtualClock();
-  const { cache, store } = await setup({ mode: 'beta' }, undefined, { clock });
-  const beta = betaSyncOf(cache)!;
-  await store.create(pod('a'));
-  await flush();
-  const from = String(cache.resourceVersion);
-  const stalled = Array.from({ length: N }, () =>
-    asWatcher(cache.watch({ resourceVersion: from, channelCapacity: 2 })),
-  );
+  const { clock, cache, store, beta, watchers: stalled } = await virtualBeta(N, 2);
   await clock.advance(5);
   await flush();
   await churn(store, 3);
