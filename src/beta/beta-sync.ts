@@ -152,13 +152,7 @@ export class BetaSync implements HandBackContext {
     this.clock = init.clock;
     this.handBacks = new HandBackSlices(init.clock, {
       notify: (id) => this.unsynced.get(id)?.notify(),
-      apply: (id, position, passPushes) => {
-        // Single writer: a hand-back is the worker's word that it gave the channel back. If the channel is the
-        // worker's again (re-adopted since, e.g. by a restarted worker), the hand-back is stale: skip it.
-        const w = this.unsynced.get(id);
-        if (w !== undefined && !(w.queue as SharedWatcherChannel).ownedByMain) return;
-        handBack(this, id, position, passPushes);
-      },
+      apply: (id, position, passPushes) => handBack(this, id, position, passPushes),
       // The worker's messages as the main thread handles them: a slice reports as one (the bench's catch-up share).
       sliced: (_count, durationMs) => {
         if (channels.catchUpMain.hasSubscribers)

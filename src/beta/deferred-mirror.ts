@@ -41,6 +41,7 @@
  * its previous object's frame.
  */
 import type { Clock } from '../core/clock.js';
+import { NextTurn } from '../core/next-turn.js';
 import type { KubeObject } from '../core/types.js';
 import type { WatchCacheEvent } from '../history/watch-cache-event.js';
 import { channels } from '../observe/channels.js';
@@ -66,7 +67,6 @@ export interface DeferredMirrorInit {
 }
 
 export class DeferredMirror {
-  private readonly clock: Clock;
   private readonly ring: RingMirror;
   private readonly source: object;
   private readonly flushed: () => void;
@@ -74,19 +74,16 @@ export class DeferredMirror {
   private events: WatchCacheEvent[] = [];
   private prevs: (FrameSource | undefined)[] = [];
   private frames: PendingFrame[] = [];
-  private scheduled = false;
-  private readonly flushSoon = (): void => {
-    this.scheduled = false;
-    this.flush();
-  };
+  /** The turn's flush (one pending at a time). */
+  private readonly flushSoon: NextTurn;
   /** For an object no event has carried (one from the initial list): the mirror encodes it when it needs the bytes. */
   readonly listedFrame = (object: KubeObject): PendingFrame => new PendingFrame(object);
 
   constructor(init: DeferredMirrorInit) {
-    this.clock = init.clock;
     this.ring = init.ring;
     this.source = init.source;
     this.flushed = init.flushed;
+    this.flushSoon = new NextTurn(init.clock, () => this.flush());
   }
 
   /** Events waiting to be mirrored. */
@@ -122,10 +119,7 @@ export class DeferredMirror {
    * events they go on to read, so none of them waits for it.
    */
   schedule(): void {
-    if (this.pending === 0 || this.scheduled) return;
-    this.scheduled = true;
-    if (this.clock.setImmediate !== undefined) this.clock.setImmediate(this.flushSoon);
-    else this.clock.setTimeout(this.flushSoon, 0);
+    if (this.pending !== 0) this.flushSoon.schedule();
   }
 
   /** Mirror everything queued, in order, then report it (`flushed`). */

@@ -14,6 +14,7 @@ import type { StallHooks } from '../sync/stall-policy.js';
 import type { UnsyncedSet } from '../sync/unsynced-set.js';
 import { Offer, offer } from '../watch/offer.js';
 import type { Watcher } from '../watch/watcher.js';
+import type { SharedWatcherChannel } from './shared-watcher-channel.js';
 
 /** What a hand-back needs of beta's main-thread side. */
 export interface HandBackContext {
@@ -28,6 +29,8 @@ export interface HandBackContext {
 
 /**
  * A caught-up watcher comes back at `position`:
+ * 0. A stale hand-back is ignored: the channel is the worker's again (re-adopted since, e.g. by a restarted
+ *    worker), so the worker, not this thread, is its writer.
  * 1. Leave the unsynced set, take the worker's position and pass-push count,
  *    wake the consumer (the worker's last pushes).
  * 2. A position the history no longer holds: 410.
@@ -38,6 +41,8 @@ export interface HandBackContext {
 export function handBack(ctx: HandBackContext, id: number, position: number, passPushes: number): void {
   const w = ctx.unsynced.get(id);
   if (w === undefined) return;
+  // 0. Single writer: a hand-back is the worker's word that it gave the channel back.
+  if (!(w.queue as SharedWatcherChannel).ownedByMain) return;
   // 1.
   ctx.unsynced.remove(w);
   w.cursor.raiseTo(position);

@@ -55,6 +55,7 @@ import { CacheReads, type ListResult } from './cache-reads.js';
 import { Reflector } from './reflector.js';
 import { startKindOf, type StartActions } from './start-kinds.js';
 import { channels } from '../observe/channels.js';
+import { onNextTurn } from '../core/next-turn.js';
 import { Delivery } from '../selection/selection.js';
 import { Expiry, errorEvent } from './expiry.js';
 import {
@@ -173,8 +174,7 @@ export class WatchCache {
     registerStrategy(this, this.strategy);
     this.dispatcher = new Dispatcher(this.index, this.strategy, this.counters, {
       minWatchers: engineOptionsOf(options)?.liveFirstMinWatchers,
-      schedule: (run) =>
-        this.clock.setImmediate !== undefined ? this.clock.setImmediate(run) : this.clock.setTimeout(run, 0),
+      schedule: (run) => onNextTurn(this.clock, run),
     });
     this.freshness = new Freshness(
       this.clock,

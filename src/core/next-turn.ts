@@ -4,9 +4,16 @@
  * floor; setTimeout 0 on a clock without one), at most one pending at a
  * time. The per-turn slices of work that must not hold the main thread in
  * one go schedule their next slice with it (beta's stall hand-over and its
- * hand-backs).
+ * hand-backs), and beta's deferred mirror its flush; the live path's
+ * live-first walk goes through `onNextTurn`.
  */
 import type { Clock } from './clock.js';
+
+/** Run `run` once on `clock`'s next turn: its setImmediate where it has one, else setTimeout 0. */
+export function onNextTurn(clock: Clock, run: () => void): void {
+  if (clock.setImmediate !== undefined) clock.setImmediate(run);
+  else clock.setTimeout(run, 0);
+}
 
 export class NextTurn {
   private readonly clock: Clock;
@@ -28,8 +35,7 @@ export class NextTurn {
   schedule(): void {
     if (this.pending || this.closed) return;
     this.pending = true;
-    if (this.clock.setImmediate !== undefined) this.clock.setImmediate(this.fire);
-    else this.clock.setTimeout(this.fire, 0);
+    onNextTurn(this.clock, this.fire);
   }
 
   /** The pending run, if any, does nothing (the work was done meanwhile); a later `schedule` plans a new one. */
