@@ -9,6 +9,8 @@ import assert from 'node:assert/strict';
 import diagnostics_channel from 'node:diagnostics_channel';
 import type { Clock, TimerHandle } from '../../src/core/clock.js';
 import { HAND_BACK_CHUNK, HandBackSlices } from '../../src/beta/hand-back-slices.js';
+import { handBack } from '../../src/beta/hand-back.js';
+import type { SharedWatcherChannel } from '../../src/beta/shared-watcher-channel.js';
 import { churn, flush, objectRVs, pod, Reader } from '../unit/support/harness.js';
 import { virtualBeta } from './virtual-beta.js';
 
@@ -177,5 +179,24 @@ test('beta: a burst of hand-backs is applied in slices; events dispatched betwee
   );
   assert.equal(beta.unsynced.size, 0, 'all resynced');
   assert.equal(await cache.metricValue('apiserver_watch_cache_watcher_skipped_events_total'), 0);
+  await cache.stop();
+});
+
+test("beta: a stale hand-back (the channel is the worker's again) changes nothing", async () => {
+  const { clock, cache, store, beta, watchers } = await virtualBeta(3, 2);
+  await clock.advance(5);
+  await flush();
+  await churn(store, 3); // every channel full: stalled, then handed to the worker
+  await clock.advance(5);
+  await flush();
+  const w = watchers[0]!;
+  assert.ok(w.unsynced && beta.unsynced.has(w), 'the worker serves it');
+  assert.equal((w.queue as SharedWatcherChannel).ownedByMain, false, "the channel is the worker's");
+  const position = w.position;
+  // A hand-back message for it now can only be an old one (it was adopted again since): single writer.
+  handBack(beta, w.id, cache.resourceVersion, 0);
+  assert.ok(w.unsynced && beta.unsynced.has(w), "still the worker's");
+  assert.equal(w.position, position, 'its position did not move');
+  assert.equal((w.queue as SharedWatcherChannel).ownedByMain, false);
   await cache.stop();
 });
