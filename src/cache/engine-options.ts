@@ -15,6 +15,11 @@ export interface EngineOptions {
    * the harness lowers it so that its small traces dispatch in batches too.
    */
   liveFirstMinWatchers?: number;
+  /**
+   * Candidates a live-first batch's walk visits per turn (src/dispatch/dispatcher.ts; default WALK_CHUNK):
+   * the harness lowers it so that its walks stop and go on in later turns too.
+   */
+  liveFirstWalkChunk?: number;
 }
 
 const attached = new WeakMap<WatchCacheOptions, EngineOptions>();

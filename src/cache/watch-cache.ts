@@ -174,6 +174,7 @@ export class WatchCache {
     registerStrategy(this, this.strategy);
     this.dispatcher = new Dispatcher(this.index, this.strategy, this.counters, {
       minWatchers: engineOptionsOf(options)?.liveFirstMinWatchers,
+      walkChunk: engineOptionsOf(options)?.liveFirstWalkChunk,
       schedule: (run) => onNextTurn(this.clock, run),
     });
     this.freshness = new Freshness(

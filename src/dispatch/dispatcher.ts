@@ -45,6 +45,19 @@
  * deferred mirror publishes mid-burst: BetaSyncInit.walkedRV). Every event, batch or not, is walked by walkPending,
  * so the walk a mass stall's first batch runs is the code every earlier
  * event ran and optimized.
+ *
+ * A batch's walk goes a chunk per turn (LiveFirstOptions.walkChunk
+ * candidates, CandidateWalk): at 100,000 watchers one event's walk is
+ * ~7 ms, and a fill of 100 such events held the main thread for most of a
+ * second, so a writer fell behind and wrote in bursts whose first events
+ * waited for the whole burst (issue 13, goal 1). Between chunks the batch
+ * goes on: later events are offered ahead to the same marked watchers and
+ * queue behind the walk; no new batch begins (a watcher marked then would
+ * get a later event ahead of the earlier ones still to be walked: invariant
+ * 2). The channels a stopped chunk found full go to the policy before the
+ * turn ends (the position they keep is below the event, invariant 1).
+ * `settle`, a batch at MAX_BATCH_EVENTS and a dispatch outside a batch
+ * walk everything that is due at once.
  */
 import type { WatchCacheEvent } from '../history/watch-cache-event.js';
 import type { CacheMetrics } from '../metrics/cache-metrics.js';
@@ -52,6 +65,7 @@ import type { Watcher } from '../watch/watcher.js';
 import type { FullChannelPolicy } from './full-channel-policy.js';
 import type { WatcherIndex } from './watcher-index.js';
 import { Offer, offer } from '../watch/offer.js';
+import { CandidateWalk, UNBOUNDED } from './candidate-walk.js';
 import { ParkedWatchers } from './parked-watchers.js';
 
 export interface LiveFirstOptions {
@@ -61,6 +75,8 @@ export interface LiveFirstOptions {
   schedule: (run: () => void) => void;
   /** Batch numbers wrap after this one (default MAX_BATCH_NUMBER; the tests wrap within a few events). */
   maxBatchNumber?: number;
+  /** Candidates a batch's walk visits per turn (default WALK_CHUNK; the harness: a few). */
+  walkChunk?: number;
 }
 
 /** Live first engages only when the last walk found this many candidates not waiting (fewer cost it a few µs). */
@@ -68,10 +84,16 @@ const LIVE_FIRST_MIN_WATCHERS = 256;
 /**
  * Events one live-first batch holds at most; the next one walks them first, before the consumers offered them
  * ahead have run. A batch is one synchronous run of dispatches (a writer's burst, a store's batch): 64 cut a
- * burst of 72 in two (test/beta/deferred-mirror.test.ts) and put 64 walks ahead of the consumers. Two lists of
- * 1,024 slots.
+ * burst of 72 in two (test/beta/deferred-mirror.test.ts) and put 64 walks ahead of the consumers; a walk in
+ * chunks lets the events of a mass stall's fill queue behind it (100,000 watchers: ~750). Two lists of 4,096
+ * slots.
  */
-const MAX_BATCH_EVENTS = 1024;
+const MAX_BATCH_EVENTS = 4096;
+/**
+ * Candidates a batch's walk visits per turn: ~0.4 ms at 10,000 watchers (one event or a few), ~1 ms at
+ * 100,000 (a watcher's fields, its channel and its position are cache misses there, ~70 ns a visit).
+ */
+const WALK_CHUNK = 16384;
 /** Batch numbers (one per walk) wrap here, within V8's small integers (wrapBatches). */
 const MAX_BATCH_NUMBER = 0x3fffffff;
 
@@ -92,7 +114,6 @@ export class Dispatcher {
   /** Events (or progress RVs, as numbers) waiting while dispatch is paused. */
   private queue: (WatchCacheEvent | number)[] = [];
   private queueHead = 0;
-  private current: WatchCacheEvent | undefined;
   /**
    * The candidates of the current event whose channel was full, in offer order: slots [0, fullCount).
    * Recorded without a branch of its own (see `offer`) and handed to the policy after the offers.
@@ -107,12 +128,21 @@ export class Dispatcher {
   private readonly offerFn = (w: Watcher): void => {
     if (w.liveBatch === this.batch) return;
     this.walkedBusy += w.waiting ? 0 : 1; // read before the offer wakes it
-    this.offer(w);
+    this.offer(w, this.walkEvent!);
   };
+  /** The event being walked (its walk may have stopped for the turn: `candidates` is where). */
+  private walkEvent: WatchCacheEvent | undefined;
+  private readonly candidates = new CandidateWalk();
+  /** Candidates a scheduled walk visits per turn. */
+  private readonly walkChunk: number;
+  /** The walk is scheduled for the next turn. */
+  private walkScheduled = false;
   /** Candidates of the event being walked whose consumer was not waiting (for the next beginBatch). */
   private walkedBusy = 0;
   /** The same count for the last event walked. */
   private lastBusy = 0;
+  /** The index's size when the last event's walk ended (watchers registered since then are counted busy). */
+  private lastIndexSize = 0;
   private readonly resumeFn = (): void => this.resume();
   /** Live first: the fewest candidates not waiting, in the last walk, it engages at (Infinity: never, e.g. off). */
   private readonly liveFirstMin: number;
@@ -124,7 +154,13 @@ export class Dispatcher {
   private pendingCount = 0;
   /** The other buffer (walkPending swaps them: no array per walk, and a dispatch during a walk is safe). */
   private walking = eventList(MAX_BATCH_EVENTS);
-  private readonly walkFn = (): void => this.walkPending();
+  /** The events of `walking` still to walk: [walkingHead, walkingCount). */
+  private walkingHead = 0;
+  private walkingCount = 0;
+  private readonly walkFn = (): void => {
+    this.walkScheduled = false;
+    this.walkPending(this.walkChunk);
+  };
   private stopped = false;
   /** Runs the walk of a batch after the turn's consumers (the cache's clock: setImmediate). */
   private readonly schedule: (run: () => void) => void;
@@ -142,6 +178,8 @@ export class Dispatcher {
         : Infinity;
     this.schedule = liveFirst?.schedule ?? queueMicrotask;
     this.maxBatchNumber = liveFirst?.maxBatchNumber ?? MAX_BATCH_NUMBER;
+    this.walkChunk = liveFirst?.walkChunk ?? WALK_CHUNK;
+    this.lastIndexSize = index.size;
     // Room to record every candidate as full, grown when the index grows (at registration). Growing it
     // here in dispatchOne instead, in a branch that had not run since the loop was optimized, threw the
     // whole loop back to the interpreter for the first event after 10,000 watchers registered (~12 ms),
@@ -181,7 +219,7 @@ export class Dispatcher {
    * or moves the positions of watchers not offered ahead, e.g. a bookmark or a relist.
    */
   settle(): void {
-    if (this.pendingCount !== 0) this.walkPending();
+    if (this.walkDue()) this.walkPending(UNBOUNDED);
   }
 
   /** A consumer waits in next() (Watcher.next): listed for the live-first offers. */
@@ -198,6 +236,10 @@ export class Dispatcher {
     this.stopped = true;
     this.pending.fill(undefined);
     this.pendingCount = 0;
+    this.walking.fill(undefined);
+    this.walkingHead = this.walkingCount = 0;
+    this.walkEvent = undefined;
+    this.candidates.abandon();
     this.parked.clear();
   }
 
@@ -211,8 +253,9 @@ export class Dispatcher {
 
   private dispatchOne(event: WatchCacheEvent): void {
     if (this.liveFirstMin !== Infinity) {
-      if (this.pendingCount >= MAX_BATCH_EVENTS) this.walkPending();
-      if (this.pendingCount !== 0 || this.beginBatch()) {
+      if (this.pendingCount >= MAX_BATCH_EVENTS) this.walkPending(UNBOUNDED);
+      // A batch whose walk is still due goes on: no new batch (and no new marks) begins before it is walked.
+      if (this.walkDue() || this.beginBatch()) {
         this.offerAhead(event);
         return;
       }
@@ -221,21 +264,69 @@ export class Dispatcher {
     // watcher) is the code every event before it ran and optimized: a separate call site ran deoptimized
     // there, 5-10 ms per event at 10,000 watchers.
     this.pending[this.pendingCount++] = event;
-    this.walkPending();
+    this.walkPending(UNBOUNDED);
   }
 
-  /** Steps 1-5 for `event`, skipping the watchers offered it ahead (the caller then tells the policy: afterDispatch). */
-  private walk(event: WatchCacheEvent): void {
-    this.current = event;
-    this.walkedBusy = 0;
-    this.index.forEachCandidate(event, this.offerFn);
+  /** Events offered ahead wait for their walk (pending, being walked, or one walk stopped for the turn). */
+  private walkDue(): boolean {
+    return this.pendingCount !== 0 || this.walkingHead < this.walkingCount || this.walkEvent !== undefined;
+  }
+
+  /**
+   * Steps 1-3 for the events due, in order, skipping the watchers offered ahead, visiting at most `budget`
+   * candidates (UNBOUNDED: all); then, once every event is walked, a new batch and the policy's afterDispatch.
+   * A walk that stops for the turn hands the full channels found so far to the policy and goes on next turn.
+   */
+  private walkPending(budget: number): void {
+    if (this.stopped || !this.walkDue()) return;
+    for (;;) {
+      const event = this.walkEvent;
+      if (event !== undefined) {
+        budget = this.candidates.run(budget, this.offerFn);
+        if (this.candidates.active) {
+          this.fullChannels(event);
+          this.scheduleWalk();
+          return;
+        }
+        this.walkEvent = undefined;
+        this.walked(event);
+      } else if (this.walkingHead < this.walkingCount) {
+        const next = this.walking[this.walkingHead]!;
+        this.walking[this.walkingHead++] = undefined;
+        this.walkEvent = next;
+        this.walkedBusy = 0;
+        this.candidates.begin(this.index, next);
+      } else if (this.pendingCount !== 0) {
+        const events = this.pending;
+        this.pending = this.walking;
+        this.walking = events;
+        this.walkingCount = this.pendingCount;
+        this.walkingHead = 0;
+        this.pendingCount = 0;
+      } else break;
+    }
+    this.walkingHead = this.walkingCount = 0;
+    // A new batch number per walk, batch or not: marks of past batches never match again (and the field
+    // changes from the first event on, so code that reads it is not optimized for one value).
+    this.batch = this.batch === this.maxBatchNumber ? this.wrapBatches() : this.batch + 1;
+    // Once for the batch: a pass it may start (alpha) resyncs at the cache's RV, which the walk has reached now.
+    this.policy.afterDispatch();
+  }
+
+  /** Steps 4-5 for `event`, once every candidate was visited (the caller then tells the policy: afterDispatch). */
+  private walked(event: WatchCacheEvent): void {
     this.lastBusy = this.walkedBusy;
-    this.current = undefined;
-    this.full[this.fullCount] = undefined; // the slot past the full ones holds the last candidate offered: let it go
-    if (this.fullCount !== 0) this.fullChannels(event);
+    this.lastIndexSize = this.index.size;
+    this.fullChannels(event);
     this.lastDispatchedRV = event.rv;
     this.metrics.eventsDispatched.inc();
     if (this.policy.afterEvent(this.resumeFn)) this.paused = true;
+  }
+
+  private scheduleWalk(): void {
+    if (this.walkScheduled) return;
+    this.walkScheduled = true;
+    this.schedule(this.walkFn);
   }
 
   /**
@@ -246,7 +337,10 @@ export class Dispatcher {
     const parked = this.parked;
     // The last walk counted the candidates whose consumer did not wait: the walk that live first would take
     // off the waiting consumers' way. The parked list's own count may hold stale entries; compacted below.
-    if (this.lastBusy < this.liveFirstMin || parked.count === 0) return false;
+    // Watchers registered since that walk count as not waiting: the first event after 100,000 registered was
+    // otherwise walked at once (lastBusy counted the one healthy watcher), ~30 ms of first pushes in one turn.
+    const busy = this.lastBusy + Math.max(0, this.index.size - this.lastIndexSize);
+    if (busy < this.liveFirstMin || parked.count === 0) return false;
     parked.compact();
     const batch = this.batch;
     let marked = 0;
@@ -264,37 +358,14 @@ export class Dispatcher {
   private offerAhead(event: WatchCacheEvent): void {
     const parked = this.parked;
     const batch = this.batch;
-    this.current = event;
     // Invariant 2 (order and single delivery): only the watchers marked when the batch began (module doc).
     for (let i = 0; i < parked.count; i++) {
       const w = parked.at(i);
-      if (w.liveBatch === batch) this.offer(w);
+      if (w.liveBatch === batch) this.offer(w, event);
     }
-    this.current = undefined;
-    this.full[this.fullCount] = undefined;
-    if (this.fullCount !== 0) this.fullChannels(event);
-    if (this.pendingCount === 0) this.schedule(this.walkFn); // after the consumers just woken, and what they read next
+    this.fullChannels(event);
+    this.scheduleWalk(); // after the consumers just woken, and what they read next
     this.pending[this.pendingCount++] = event;
-  }
-
-  /** Steps 1-5 for every event of the batch, in order, skipping the watchers offered ahead; then a new batch. */
-  private walkPending(): void {
-    const n = this.pendingCount;
-    if (n === 0 || this.stopped) return;
-    const events = this.pending;
-    this.pending = this.walking;
-    this.walking = events;
-    this.pendingCount = 0;
-    for (let i = 0; i < n; i++) {
-      const event = events[i]!;
-      events[i] = undefined;
-      this.walk(event);
-    }
-    // A new batch number per walk, batch or not: marks of past batches never match again (and the field
-    // changes from the first event on, so code that reads it is not optimized for one value).
-    this.batch = this.batch === this.maxBatchNumber ? this.wrapBatches() : this.batch + 1;
-    // Once for the batch: a pass it may start (alpha) resyncs at the cache's RV, which the walk has reached now.
-    this.policy.afterDispatch();
   }
 
   /**
@@ -312,10 +383,9 @@ export class Dispatcher {
     this.policy.afterDispatch();
   }
 
-  private offer(w: Watcher): void {
+  private offer(w: Watcher, event: WatchCacheEvent): void {
     // Unsynced watchers are served by passes only; the live path offers them nothing.
     if (w.unsynced || !w.accepting) return;
-    const event = this.current!;
     const r = offerOne(w, event);
     // A full channel is recorded with operations every offer runs (the store, the add) and a choice between
     // two values, not a branch of its own: TurboFan compiles a branch that never ran (no type feedback) as
@@ -330,10 +400,12 @@ export class Dispatcher {
     if (r === Offer.AlreadyHas && event.rv > w.startPosition) this.metrics.skippedEvents.inc();
   }
 
-  /** After the offers of `event`: the full ones go to the policy, in offer order, in one call. */
+  /** After the offers of `event` (or a stopped walk's chunk of them): the full ones go to the policy, in offer order, in one call. */
   private fullChannels(event: WatchCacheEvent): void {
     const full = this.full;
     const n = this.fullCount;
+    full[n] = undefined; // the slot past the full ones holds the last candidate offered: let it go
+    if (n === 0) return;
     this.fullCount = 0;
     this.policy.onFull(full, n, event);
     full.fill(undefined, 0, n); // let them go

@@ -14,14 +14,31 @@ import type { IndexBucket, Watcher } from '../watch/watcher.js';
 
 export class WatcherBucket implements IndexBucket {
   readonly watchers: Watcher[] = [];
+  /**
+   * The slot a walk of this bucket visits next (CandidateWalk, src/dispatch/candidate-walk.ts); 0 when no
+   * walk is in it. Slots below it were visited, and `take` keeps them so: a walk that stops here for a turn
+   * and goes on later visits every watcher that stayed in the bucket exactly once.
+   */
+  cursor = 0;
 
-  /** Take `watcher` (in this bucket) out: the last one moves into its slot (O(1), order not kept). */
+  /**
+   * Take `watcher` (in this bucket) out (O(1), order not kept): the last one moves into its slot. When
+   * the slot was visited by a walk still in this bucket, the last visited one moves into it and the last
+   * one into that slot instead, so the visited ones stay below the cursor and the unvisited above it.
+   */
   take(watcher: Watcher): void {
     watcher.indexBucket = undefined;
     const list = this.watchers;
-    const i = watcher.indexSlot;
+    let i = watcher.indexSlot;
+    if (i < this.cursor) {
+      const visited = this.cursor - 1;
+      const moved = list[visited]!;
+      list[i] = moved;
+      moved.indexSlot = i;
+      this.cursor = i = visited;
+    }
     const last = list.pop()!;
-    if (last !== watcher) {
+    if (i < list.length) {
       list[i] = last;
       last.indexSlot = i;
     }
@@ -110,29 +127,31 @@ export class WatcherIndex {
   }
 
   /**
-   * Call `visit` for every watcher that could select `event` (a coarse
-   * pre-filter; the exact decision is Selection.classify). Each watcher is
-   * visited at most once per event.
+   * The buckets whose watchers could select `event` (a coarse pre-filter; the exact decision is
+   * Selection.classify), non-empty ones only, into `out` from slot 0; returns how many (at most
+   * MAX_CANDIDATE_BUCKETS). A watcher is in one bucket, so each is a candidate once per event.
    */
-  forEachCandidate(event: WatchCacheEvent, visit: (w: Watcher) => void): void {
+  candidateBuckets(event: WatchCacheEvent, out: (WatcherBucket | undefined)[]): number {
     const ns = event.namespace;
     const name = event.name;
+    let n = 0;
     const nsNames = this.byScope.get(ns);
     if (nsNames !== undefined) {
-      visitBucket(nsNames.get(name), visit);
-      if (name !== '') visitBucket(nsNames.get(''), visit);
+      n = put(out, n, nsNames.get(name));
+      if (name !== '') n = put(out, n, nsNames.get(''));
     }
     if (ns !== '') {
       const anyNs = this.byScope.get('');
       if (anyNs !== undefined) {
-        if (name !== '') visitBucket(anyNs.get(name), visit);
-        visitBucket(anyNs.get(''), visit);
+        if (name !== '') n = put(out, n, anyNs.get(name));
+        n = put(out, n, anyNs.get(''));
       }
     }
     if (this.hasTrigger) {
-      visitBucket(this.byTrigger.get(event.triggerValue), visit);
-      if (event.prevTriggerValue !== event.triggerValue) visitBucket(this.byTrigger.get(event.prevTriggerValue), visit);
+      n = put(out, n, this.byTrigger.get(event.triggerValue));
+      if (event.prevTriggerValue !== event.triggerValue) n = put(out, n, this.byTrigger.get(event.prevTriggerValue));
     }
+    return n;
   }
 
   /** Every indexed watcher (for bookmarks, relists and stop), bucket by bucket. */
@@ -142,13 +161,12 @@ export class WatcherIndex {
   }
 }
 
-function visitBucket(bucket: WatcherBucket | undefined, visit: (w: Watcher) => void): void {
-  if (bucket === undefined) return;
-  const list = bucket.watchers;
-  // Iterate over a stable length: a visit may remove the current watcher (swap-remove moves the last into i).
-  for (let i = 0; i < list.length; i++) {
-    const w = list[i]!;
-    visit(w);
-    if (list[i] !== w) i--; // w was removed and the last watcher moved into slot i
-  }
+/** Buckets one event can reach: four scope buckets and two trigger buckets (candidateBuckets). */
+export const MAX_CANDIDATE_BUCKETS = 6;
+
+/** `bucket` into `out[n]` when it has watchers; the new count. */
+function put(out: (WatcherBucket | undefined)[], n: number, bucket: WatcherBucket | undefined): number {
+  if (bucket === undefined || bucket.watchers.length === 0) return n;
+  out[n] = bucket;
+  return n + 1;
 }

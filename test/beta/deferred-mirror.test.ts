@@ -13,12 +13,16 @@
  * - a watcher handed to the worker while events wait finds them in the ring
  *   at once (the adopt flushes first);
  * - a long burst does not wait whole for the turn's end: its first
- *   MAX_DEFERRED_EVENTS are mirrored as the next event comes in.
+ *   MAX_DEFERRED_EVENTS are mirrored as the next event comes in;
+ * - a live-first walk that goes on over many turns does not hold the
+ *   mirror back until it ends.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import diagnostics_channel from 'node:diagnostics_channel';
 import { Unpackr } from 'msgpackr';
-import type { WatchCache } from '../../src/index.js';
+import { MemoryStore, WatchCache } from '../../src/index.js';
+import { withEngineOptions } from '../../src/cache/engine-options.js';
 import { betaSyncOf } from '../../src/cache/cache-internals.js';
 import { ControlBlock, type ControlSnapshot } from '../../src/beta/control-block.js';
 import { MAX_DEFERRED_EVENTS } from '../../src/beta/deferred-mirror.js';
@@ -26,7 +30,7 @@ import { decodeRingPayload } from '../../src/protocol/ring-payload.js';
 import { createRingRecord, HistoryRingReader, ReadStatus } from '../../src/ring/ring-reader.js';
 import { asWatcher } from '../../src/watch/watcher.js';
 import type { WatchEvent } from '../../src/wire/watch-event.js';
-import { flush, pod, setup } from '../unit/support/harness.js';
+import { flush, pod, setup, VirtualClock } from '../unit/support/harness.js';
 
 const MSGPACK = { format: 'msgpack' };
 const ENCODINGS = 'apiserver_watch_cache_event_encodings_total';
@@ -242,3 +246,45 @@ test('beta: a burst longer than MAX_DEFERRED_EVENTS keeps live first: publishing
 function rvOf(r: IteratorResult<WatchEvent>): number {
   return r.done === true ? -1 : r.value.rv;
 }
+
+test("beta: a live-first walk that goes on over turns does not hold the mirror back: the event's turn mirrors it", async () => {
+  const clock = new VirtualClock();
+  const store = new MemoryStore({ clock });
+  // Live first from one busy candidate, its walk one candidate a turn (engine options, as the harness sets them).
+  const options = withEngineOptions(
+    { store, clock, mode: 'beta' as const },
+    { liveFirstMinWatchers: 1, liveFirstWalkChunk: 1 },
+  );
+  const cache = new WatchCache(options);
+  await cache.start();
+  const a = await store.create(pod('a'));
+  await flush();
+  await clock.advance(0);
+  const rv0 = cache.resourceVersion;
+  // Four watchers nobody reads (the walk's candidates) and one whose consumer waits.
+  const idle = [1, 2, 3, 4].map(() => asWatcher(cache.watch({ resourceVersion: String(rv0) })));
+  const waiter = asWatcher(cache.watch({ resourceVersion: String(rv0) }));
+  await flush();
+  const got = waiter.next();
+  const offeredAtMirror: number[] = [];
+  const onMirror = (m: unknown): void => {
+    if ((m as { cache: object }).cache === cache) offeredAtMirror.push(idle.filter((w) => w.queue.size > 0).length);
+  };
+  diagnostics_channel.subscribe('watchcache:mirror', onMirror);
+  try {
+    void store.update({ ...a, spec: { step: 1 } });
+    const r = await got;
+    assert.equal(r.done, false);
+    assert.equal(
+      idle.filter((w) => w.queue.size > 0).length,
+      0,
+      'offered ahead to the waiting consumer; the walk is due',
+    );
+    await clock.advance(0);
+  } finally {
+    diagnostics_channel.unsubscribe('watchcache:mirror', onMirror);
+  }
+  assert.deepEqual(offeredAtMirror, [0], 'mirrored in the first turn, before the walk reached the idle watchers');
+  for (const w of idle) assert.equal(w.queue.size, 1, 'the walk offered it to every idle watcher, over its turns');
+  await cache.stop();
+});

@@ -132,11 +132,18 @@ export async function runTrace(
   };
   // A fault run gives the cache the fault points (an engine-internal option). The small-budget traces also
   // dispatch live first from one watcher (src/dispatch/dispatcher.ts), so its batches meet every consumer
-  // pattern the harness makes; the others run the shipping threshold (their few watchers never reach it).
+  // pattern the harness makes, and walk a batch 2 candidates a turn, so its walks stop mid-event and go on
+  // while watchers come, go, stall and resync; the others run the shipping values (their few watchers
+  // never reach them).
   const faults = fault === undefined ? undefined : new FaultSwitch();
   const liveFirstMinWatchers = trace.smallBudgets ? 1 : undefined;
+  const liveFirstWalkChunk = trace.smallBudgets ? 2 : undefined;
   if (faults !== undefined || liveFirstMinWatchers !== undefined)
-    withEngineOptions(options, { ...(faults === undefined ? {} : { faults }), liveFirstMinWatchers });
+    withEngineOptions(options, {
+      ...(faults === undefined ? {} : { faults }),
+      liveFirstMinWatchers,
+      liveFirstWalkChunk,
+    });
   const cache = new WatchCache(options);
   await cache.start();
   if (fault !== undefined) faults?.arm(fault.name, fault.skip);

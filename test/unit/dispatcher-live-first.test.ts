@@ -24,7 +24,10 @@ class ParkingOwner extends FakeOwner {
   }
 }
 
-function rig(n: number, options: { liveFirst?: boolean; minWatchers?: number; maxBatchNumber?: number } = {}) {
+function rig(
+  n: number,
+  options: { liveFirst?: boolean; minWatchers?: number; maxBatchNumber?: number; walkChunk?: number } = {},
+) {
   const index = new WatcherIndex(false);
   const dispatched: number[] = [];
   const policy: FullChannelPolicy = {
@@ -48,6 +51,7 @@ function rig(n: number, options: { liveFirst?: boolean; minWatchers?: number; ma
     minWatchers: options.minWatchers ?? 1,
     schedule: (run) => setImmediate(run),
     ...(options.maxBatchNumber === undefined ? {} : { maxBatchNumber: options.maxBatchNumber }),
+    ...(options.walkChunk === undefined ? {} : { walkChunk: options.walkChunk }),
   });
   owner.dispatcher = dispatcher;
   /** Events the live path found already delivered (a walk that offered one again to a watcher served ahead). */
@@ -56,7 +60,7 @@ function rig(n: number, options: { liveFirst?: boolean; minWatchers?: number; ma
       ?.value ?? 0;
   const event = (rv: number): WatchCacheEvent =>
     new WatchCacheEvent('ADDED', pod(`p${rv}`), undefined, rv, 0, undefined);
-  return { dispatcher, watchers, event, dispatched, skipped };
+  return { dispatcher, watchers, event, dispatched, skipped, index, owner };
 }
 
 /** The RV an iterator result delivers (undefined: the watch ended). */
@@ -188,4 +192,49 @@ test('live first: batch numbers wrap without a stale mark skipping anyone', asyn
   }
   const all = Array.from({ length: rv - 1 }, (_, i) => i + 2);
   for (const w of [a, b, c]) assert.deepEqual(got[w.id], all, `watcher ${w.id}: every event once, in order`);
+});
+
+test('live first: a walk in chunks goes on over turns; a consumer that parks meanwhile is not offered later events ahead', async () => {
+  const { dispatcher, watchers, event, dispatched, skipped } = rig(6, { walkChunk: 2 });
+  const [waiter, ...others] = watchers as [Watcher, ...Watcher[]];
+  const got = new Map<Watcher, number[]>(watchers.map((w) => [w, []]));
+  const take = async (w: Watcher): Promise<void> => void got.get(w)!.push(...(await takeQueued(w)));
+  dispatcher.dispatch(event(2)); // walked at once
+  await take(waiter);
+  const ahead = waiter.next();
+  dispatcher.dispatch(event(3)); // a batch: offered ahead to the waiter, walked 2 candidates a turn
+  got.get(waiter)!.push(rvOf(await ahead)!);
+  await turn();
+  assert.equal(dispatcher.lastDispatchedRV, 2, 'the walk of 3 stopped after its first chunk');
+  const unvisited = others.filter((w) => w.queue.size === 1);
+  assert.ok(unvisited.length >= 2, `${unvisited.length} not offered 3 yet`);
+  // A consumer the walk has not reached parks now; event 4 comes while the batch's walk is still due.
+  const late = unvisited[unvisited.length - 1]!;
+  await take(late);
+  const lateNext = late.next();
+  dispatcher.dispatch(event(4));
+  assert.equal(late.waiting, true, 'not offered 4 ahead: it has not been offered 3');
+  for (let i = 0; i < 20 && dispatcher.lastDispatchedRV < 4; i++) await turn();
+  assert.equal(dispatcher.lastDispatchedRV, 4);
+  got.get(late)!.push(rvOf(await lateNext)!);
+  for (const w of watchers) await take(w);
+  for (const w of watchers) assert.deepEqual(got.get(w), [2, 3, 4], `watcher ${w.id}: every event once, in order`);
+  assert.deepEqual(dispatched, [2, 4], 'the policy heard of the batch once, after the walk of its last event');
+  assert.equal(await skipped(), 0);
+});
+
+test('live first: watchers registered since the last walk count as not waiting (a mass registration batches its first event)', async () => {
+  const { dispatcher, watchers, event, index, owner } = rig(2, { minWatchers: 3 });
+  const [waiter] = watchers as [Watcher, Watcher];
+  dispatcher.dispatch(event(2)); // walked at once: 1 candidate not waiting, below the threshold of 3
+  assert.deepEqual(await takeQueued(waiter), [2]);
+  // Three watchers register (their consumers have not asked for anything): 1 + 3 not waiting now.
+  const joined = [3, 4, 5].map((id) => activeWatcher(id, owner, 100));
+  for (const w of joined) index.add(w);
+  const got = waiter.next();
+  dispatcher.dispatch(event(3));
+  for (const w of joined) assert.equal(w.queue.size, 0, 'a batch: the walk comes later in the turn');
+  assert.equal(rvOf(await got), 3, 'offered ahead');
+  await turn();
+  for (const w of joined) assert.deepEqual(await takeQueued(w), [3]);
 });

@@ -5,6 +5,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { suggestedChannelSize, type KubeObject } from '../../src/index.js';
+import { CandidateWalk, UNBOUNDED } from '../../src/dispatch/candidate-walk.js';
 import { WatcherIndex } from '../../src/dispatch/watcher-index.js';
 import { WatchCacheEvent } from '../../src/history/watch-cache-event.js';
 import { Selection } from '../../src/selection/selection.js';
@@ -134,7 +135,10 @@ describe('WatcherIndex routing', () => {
     assert.equal(index.size, 9);
     const visit = (e: WatchCacheEvent): Watcher[] => {
       const seen: Watcher[] = [];
-      index.forEachCandidate(e, (w) => seen.push(w));
+      const walk = new CandidateWalk();
+      walk.begin(index, e);
+      walk.run(UNBOUNDED, (w) => seen.push(w));
+      assert.equal(walk.active, false);
       return seen;
     };
     const ax = pod('x', { ns: 'a', nodeName: 'n1' });
@@ -156,11 +160,78 @@ describe('WatcherIndex routing', () => {
     const ws = [mk({}), mk({}), mk({}), mk({})];
     for (const w of ws) index.add(w);
     const seen: Watcher[] = [];
-    index.forEachCandidate(event(pod('q')), (w) => {
+    const walk = new CandidateWalk();
+    walk.begin(index, event(pod('q')));
+    walk.run(UNBOUNDED, (w) => {
       seen.push(w);
       if (w === ws[1]) index.remove(w);
     });
     assert.equal(new Set(seen).size, 4);
     assert.equal(seen.length, 4);
+  });
+
+  test('a walk stopped by its budget goes on where it stopped: each watcher that stays visited once, whoever leaves or joins between turns', () => {
+    // Every pattern of leaving between two chunks, for every stopping point: the visited one just before
+    // the cursor, one further below, the one at the cursor, one above it, the last one; then a joiner.
+    const n = 7;
+    for (let stopAt = 1; stopAt < n; stopAt++) {
+      for (let leave = 0; leave < n; leave++) {
+        const index = new WatcherIndex(false);
+        const ws = Array.from({ length: n }, () => mk({}));
+        for (const w of ws) index.add(w);
+        const seen: Watcher[] = [];
+        const walk = new CandidateWalk();
+        walk.begin(index, event(pod('q')));
+        assert.equal(
+          walk.run(stopAt, (w) => seen.push(w)),
+          0,
+        );
+        assert.equal(walk.active, true, `stopped after ${stopAt}`);
+        const gone = ws[leave]!;
+        const joiner = mk({});
+        index.remove(gone);
+        index.add(joiner);
+        const left = walk.run(100, (w) => seen.push(w));
+        assert.equal(walk.active, false);
+        const goneVisited = seen.slice(0, stopAt).includes(gone);
+        // The second run visits the unvisited ones that stayed, and the joiner.
+        assert.equal(left, 100 - (n - stopAt - (goneVisited ? 0 : 1) + 1));
+        const expected = new Set([...ws.filter((w) => w !== gone || goneVisited), joiner]);
+        assert.deepEqual(new Set(seen), expected, `stop ${stopAt}, leave ${leave}`);
+        assert.equal(seen.length, expected.size, `stop ${stopAt}, leave ${leave}: no watcher twice`);
+        // The bucket is left as a plain swap-remove list: the next walk visits everyone once.
+        const again: Watcher[] = [];
+        walk.begin(index, event(pod('q')));
+        walk.run(UNBOUNDED, (w) => again.push(w));
+        assert.deepEqual(new Set(again), new Set([...ws.filter((w) => w !== gone), joiner]));
+        assert.equal(again.length, n);
+      }
+    }
+  });
+
+  test('a walk goes bucket by bucket across turns, and abandon leaves the buckets as if it never began', () => {
+    const index = new WatcherIndex(true);
+    const everything = [mk({}), mk({})];
+    const nsA = [mk({ namespace: 'a' }), mk({ namespace: 'a' })];
+    const n1 = [mk({ fieldSelector: 'spec.nodeName=n1' })];
+    for (const w of [...everything, ...nsA, ...n1]) index.add(w);
+    const e = event(pod('x', { ns: 'a', nodeName: 'n1' }));
+    const seen: Watcher[] = [];
+    const walk = new CandidateWalk();
+    walk.begin(index, e);
+    for (let turn = 0; turn < 10 && walk.active; turn++) walk.run(1, (w) => seen.push(w));
+    assert.equal(walk.active, false);
+    assert.deepEqual(new Set(seen), new Set([...everything, ...nsA, ...n1]));
+    assert.equal(seen.length, 5);
+    // Stop in the middle of a bucket and abandon: the next walk starts every bucket from its first slot.
+    walk.begin(index, e);
+    walk.run(1, () => {});
+    walk.abandon();
+    assert.equal(walk.active, false);
+    const after: Watcher[] = [];
+    walk.begin(index, e);
+    walk.run(UNBOUNDED, (w) => after.push(w));
+    assert.deepEqual(new Set(after), new Set([...everything, ...nsA, ...n1]));
+    assert.equal(after.length, 5);
   });
 });
