@@ -33,9 +33,11 @@
  *
  * Invariant 2 (order and single delivery), as the batch keeps it: a watcher
  * is offered ahead only if it was marked when the batch began, so it got
- * every event of the batch ahead and the walk skips it for all of them; any
- * other watcher gets the batch's events only from the walk, in event order.
- * A watcher that parks during a batch waits for the walk. Whatever reads
+ * every event of the batch ahead and the walk skips it for all of them (or,
+ * in a walk that stopped for a turn, when it joined late having got every
+ * earlier one: `joinLate`); any other watcher gets the batch's events only
+ * from the walk, in event order. A watcher that parks during a batch waits
+ * for the walk, or for the walk's next turn. Whatever reads
  * the positions of watchers that were not offered ahead walks the batch
  * first (`settle`): a progress notification, a bookmark and a pass (they
  * ask the last dispatched RV or the resync point, the cache settles there),
@@ -54,10 +56,9 @@
  * goes on: later events are offered ahead to the same marked watchers and
  * queue behind the walk; no new batch begins (a watcher marked then would
  * get a later event ahead of the earlier ones still to be walked: invariant
- * 2), so a consumer that parks meanwhile gets the batch's events from the
- * walk, as before, however many turns it takes (catching it up at the walk's
- * next turn and marking it held the KEP rate variant's waiting consumers
- * back: healthy p50 60-75 -> 100-110 µs). The channels a stopped chunk found full go to the policy before the
+ * 2); a consumer that parks meanwhile joins the batch at the walk's next
+ * turn (`joinLate`: the batch's events above its position first, in order;
+ * then it is marked). The channels a stopped chunk found full go to the policy before the
  * turn ends (the position they keep is below the event, invariant 1).
  * `settle`, a batch at MAX_BATCH_EVENTS and a dispatch outside a batch
  * walk everything that is due at once.
@@ -163,6 +164,8 @@ export class Dispatcher {
   private walkingCount = 0;
   private readonly walkFn = (): void => {
     this.walkScheduled = false;
+    // A walk that stopped in an earlier turn: its batch has lasted turns, and may last many more.
+    if (this.walkEvent !== undefined) this.joinLate();
     this.walkPending(this.walkChunk);
   };
   private stopped = false;
@@ -370,6 +373,35 @@ export class Dispatcher {
     this.fullChannels(event);
     this.scheduleWalk(); // after the consumers just woken, and what they read next
     this.pending[this.pendingCount++] = event;
+  }
+
+  /**
+   * Before each later turn of a walk that stopped (a batch over ~100,000 candidates lasts a mass stall's whole
+   * fill, ~1 s): the consumers that parked since the batch began get its events above their position, in
+   * order (the one being walked, the rest of its list, then the pending ones), and are marked, so the walk
+   * skips them and later events reach them ahead, as if they had been marked when it began. Invariant 2:
+   * each event once and in order (below its position the walk offered it already). Only for a walk that
+   * stopped: done for every batch (at the next dispatch or the walk's turn) it held the KEP rate variant's
+   * waiting consumers back (1,000 slow consumers that park between reads: healthy p50 55-77 -> 76-127 µs).
+   */
+  private joinLate(): void {
+    const parked = this.parked;
+    const batch = this.batch;
+    for (let i = 0; i < parked.count; i++) {
+      const w = parked.at(i);
+      if (w.liveBatch === batch || !w.waiting || w.unsynced || w.indexBucket === undefined) continue;
+      this.offerBehind(w, this.walkEvent!);
+      for (let k = this.walkingHead; k < this.walkingCount; k++) this.offerBehind(w, this.walking[k]!);
+      for (let k = 0; k < this.pendingCount; k++) this.offerBehind(w, this.pending[k]!);
+      if (!w.unsynced) w.liveBatch = batch; // a full channel on the way made it unsynced: the walk skips it
+    }
+  }
+
+  /** One event of the batch to a consumer joining it late; a full channel goes to the policy with it. */
+  private offerBehind(w: Watcher, event: WatchCacheEvent): void {
+    if (event.rv <= w.cursor.position || w.unsynced) return; // the walk offered it (no "skipped" count)
+    this.offer(w, event);
+    this.fullChannels(event);
   }
 
   /**

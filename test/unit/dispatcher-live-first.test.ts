@@ -194,7 +194,7 @@ test('live first: batch numbers wrap without a stale mark skipping anyone', asyn
   for (const w of [a, b, c]) assert.deepEqual(got[w.id], all, `watcher ${w.id}: every event once, in order`);
 });
 
-test('live first: a walk in chunks goes on over turns; a consumer that parks meanwhile is not offered later events ahead', async () => {
+test('live first: a walk in chunks goes on over turns; a consumer that parks meanwhile joins the batch at its next turn, the earlier events first', async () => {
   const { dispatcher, watchers, event, dispatched, skipped } = rig(6, { walkChunk: 2 });
   const [waiter, ...others] = watchers as [Watcher, ...Watcher[]];
   const got = new Map<Watcher, number[]>(watchers.map((w) => [w, []]));
@@ -214,12 +214,21 @@ test('live first: a walk in chunks goes on over turns; a consumer that parks mea
   const lateNext = late.next();
   dispatcher.dispatch(event(4));
   assert.equal(late.waiting, true, 'not offered 4 ahead: it has not been offered 3');
-  for (let i = 0; i < 20 && dispatcher.lastDispatchedRV < 4; i++) await turn();
-  assert.equal(dispatcher.lastDispatchedRV, 4);
+  await turn();
+  // The walk's next turn: it joined the batch first (3, then 4), while the walk is still at event 3.
   got.get(late)!.push(rvOf(await lateNext)!);
+  await take(late);
+  assert.deepEqual(got.get(late), [2, 3, 4]);
+  assert.equal(dispatcher.lastDispatchedRV, 2, 'the walk has not finished event 3');
+  const event5 = late.next();
+  dispatcher.dispatch(event(5));
+  assert.equal(late.waiting, false, 'marked: offered the next event ahead');
+  got.get(late)!.push(rvOf(await event5)!);
+  for (let i = 0; i < 20 && dispatcher.lastDispatchedRV < 5; i++) await turn();
+  assert.equal(dispatcher.lastDispatchedRV, 5);
   for (const w of watchers) await take(w);
-  for (const w of watchers) assert.deepEqual(got.get(w), [2, 3, 4], `watcher ${w.id}: every event once, in order`);
-  assert.deepEqual(dispatched, [2, 4], 'the policy heard of the batch once, after the walk of its last event');
+  for (const w of watchers) assert.deepEqual(got.get(w), [2, 3, 4, 5], `watcher ${w.id}: every event once, in order`);
+  assert.deepEqual(dispatched, [2, 5], 'the policy heard of the batch once, after the walk of its last event');
   assert.equal(await skipped(), 0);
 });
 
