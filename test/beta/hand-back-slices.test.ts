@@ -11,8 +11,8 @@ import type { Clock, TimerHandle } from '../../src/core/clock.js';
 import { HAND_BACK_CHUNK, HandBackSlices } from '../../src/beta/hand-back-slices.js';
 import { handBack } from '../../src/beta/hand-back.js';
 import type { SharedWatcherChannel } from '../../src/beta/shared-watcher-channel.js';
-import { churn, flush, objectRVs, pod, Reader } from '../unit/support/harness.js';
-import { virtualBeta } from './virtual-beta.js';
+import { churn, flush, objectRVs, Reader } from '../unit/support/harness.js';
+import { virtualBeta, WritesBetweenSlices } from './virtual-beta.js';
 
 /** A clock whose turns the test runs by hand; `workNow` moves only when `cost` says so. */
 class TurnClock implements Clock {
@@ -138,28 +138,20 @@ test('beta: a burst of hand-backs is applied in slices; events dispatched betwee
 
   // When the first hand-back arrives, writes start: each a timer queued behind the next slice.
   let maxPending = 0;
-  const pendingAtWrite: number[] = [];
-  let writes = 0;
-  const write = (): void => {
-    pendingAtWrite.push(beta.handBacksPending);
-    void store.create(pod(`mid-${writes}`));
-    if (++writes < 4) clock.setTimeout(write, 0);
-  };
+  const mid = new WritesBetweenSlices(clock, store, () => beta.handBacksPending);
+  const pendingAtWrite = mid.pendingAtWrite;
   const onPost = (m: unknown): void => {
     const x = m as { cache: object; from: string; message?: { op: string } };
     if (x.cache !== cache || x.from !== 'worker' || x.message?.op !== 'handback') return;
     maxPending = Math.max(maxPending, beta.handBacksPending + 1);
-    if (writes === 0 && pendingAtWrite.length === 0) {
-      pendingAtWrite.push(-1); // started
-      clock.setTimeout(write, 0);
-    }
+    mid.start();
   };
   diagnostics_channel.subscribe('watchcache:worker-post', onPost);
   try {
     const readers = ws.map((w) => new Reader(w));
     for (let round = 0; round < 500; round++) {
       for (const r of readers) await r.drain();
-      if (writes >= 4 && beta.unsynced.size === 0 && beta.handBacksPending === 0) {
+      if (mid.writes >= 4 && beta.unsynced.size === 0 && beta.handBacksPending === 0) {
         for (const r of readers) await r.drain();
         const last = store.resourceVersion;
         if (readers.every((r) => r.events.length >= last - from)) break;

@@ -10,8 +10,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { HAND_OVER_CHUNK, HAND_OVER_MIN } from '../../src/beta/stall-hand-over.js';
 import { asWatcher } from '../../src/watch/watcher.js';
-import { churn, flush, objectRVs, pod, Reader } from '../unit/support/harness.js';
-import { virtualBeta } from './virtual-beta.js';
+import { churn, flush, objectRVs, Reader } from '../unit/support/harness.js';
+import { virtualBeta, WritesBetweenSlices } from './virtual-beta.js';
 
 const N = 2500; // ten slices or more
 
@@ -46,14 +46,9 @@ test('beta: a mass stall is handed over in chunks; events dispatched meanwhile r
   await churn(store, 3);
   assert.equal(beta.stallsPending, N);
   // ...and between the chunks: each write is a timer queued behind the next chunk.
-  const pendingAtWrite: number[] = [];
-  let writes = 0;
-  const write = (): void => {
-    pendingAtWrite.push(beta.stallsPending);
-    void store.create(pod(`mid-${writes}`));
-    if (++writes < 4) clock.setTimeout(write, 0);
-  };
-  clock.setTimeout(write, 0);
+  const mid = new WritesBetweenSlices(clock, store, () => beta.stallsPending);
+  const pendingAtWrite = mid.pendingAtWrite;
+  mid.start();
   await clock.advance(0);
   await flush();
   assert.equal(beta.stallsPending, 0, 'every chunk ran');
