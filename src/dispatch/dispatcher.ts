@@ -399,7 +399,7 @@ export class Dispatcher {
 
   /** One event of the batch to a consumer joining it late; a full channel goes to the policy with it. */
   private offerBehind(w: Watcher, event: WatchCacheEvent): void {
-    if (event.rv <= w.cursor.position || w.unsynced) return; // the walk offered it (no "skipped" count)
+    if (event.rv <= w.cursor.position) return; // the walk offered it (no "skipped" count)
     this.offer(w, event);
     this.fullChannels(event);
   }
