@@ -55,7 +55,6 @@ import { CacheReads, type ListResult } from './cache-reads.js';
 import { Reflector } from './reflector.js';
 import { startKindOf, type StartActions } from './start-kinds.js';
 import { channels } from '../observe/channels.js';
-import { onNextTurn } from '../core/next-turn.js';
 import { Delivery } from '../selection/selection.js';
 import { Expiry, errorEvent } from './expiry.js';
 import {
@@ -175,7 +174,7 @@ export class WatchCache {
     this.dispatcher = new Dispatcher(this.index, this.strategy, this.counters, {
       minWatchers: engineOptionsOf(options)?.liveFirstMinWatchers,
       walkChunk: engineOptionsOf(options)?.liveFirstWalkChunk,
-      schedule: (run) => onNextTurn(this.clock, run),
+      clock: this.clock,
     });
     this.freshness = new Freshness(
       this.clock,

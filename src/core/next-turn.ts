@@ -4,13 +4,13 @@
  * floor; setTimeout 0 on a clock without one), at most one pending at a
  * time. The per-turn slices of work that must not hold the main thread in
  * one go schedule their next slice with it (beta's stall hand-over and its
- * hand-backs), and beta's deferred mirror its flush; the live path's
- * live-first walk goes through `onNextTurn`.
+ * hand-backs, the live path's live-first walk), and beta's deferred mirror
+ * its flush.
  */
 import type { Clock } from './clock.js';
 
 /** Run `run` once on `clock`'s next turn: its setImmediate where it has one, else setTimeout 0. */
-export function onNextTurn(clock: Clock, run: () => void): void {
+function onNextTurn(clock: Clock, run: () => void): void {
   if (clock.setImmediate !== undefined) clock.setImmediate(run);
   else clock.setTimeout(run, 0);
 }

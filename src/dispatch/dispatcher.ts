@@ -29,7 +29,7 @@
  *    consumers are woken now and run first.
  * 1-5. The walk, for every event of the batch in order, skipping the
  *    watchers offered ahead, in the turn's setImmediate (LiveFirstOptions
- *    .schedule): after those consumers and the events they read next.
+ *    .clock, NextTurn): after those consumers and the events they read next.
  *
  * Invariant 2 (order and single delivery), as the batch keeps it: a watcher
  * is offered ahead only if it was marked when the batch began, so it got
@@ -68,6 +68,8 @@ import type { CacheMetrics } from '../metrics/cache-metrics.js';
 import type { Watcher } from '../watch/watcher.js';
 import type { FullChannelPolicy } from './full-channel-policy.js';
 import type { WatcherIndex } from './watcher-index.js';
+import { realClock, type Clock } from '../core/clock.js';
+import { NextTurn } from '../core/next-turn.js';
 import { Offer, offer } from '../watch/offer.js';
 import { CandidateWalk, UNBOUNDED } from './candidate-walk.js';
 import { ParkedWatchers } from './parked-watchers.js';
@@ -75,8 +77,8 @@ import { ParkedWatchers } from './parked-watchers.js';
 export interface LiveFirstOptions {
   /** Engage only when the last walk found this many candidates not waiting (default LIVE_FIRST_MIN_WATCHERS). */
   minWatchers?: number;
-  /** Run a batch's walk later in the turn (the cache: its clock's setImmediate). */
-  schedule: (run: () => void) => void;
+  /** A batch's walk runs on this clock's next turn (NextTurn: its setImmediate, after the turn's consumers). */
+  clock: Clock;
   /** Batch numbers wrap after this one (default MAX_BATCH_NUMBER; the tests wrap within a few events). */
   maxBatchNumber?: number;
   /** Candidates a batch's walk visits per turn (default WALK_CHUNK; the harness: a few). */
@@ -140,8 +142,6 @@ export class Dispatcher {
   private readonly candidates = new CandidateWalk();
   /** Candidates a scheduled walk visits per turn. */
   private readonly walkChunk: number;
-  /** The walk is scheduled for the next turn. */
-  private walkScheduled = false;
   /** Candidates of the event being walked whose consumer was not waiting (for the next beginBatch). */
   private walkedBusy = 0;
   /** The same count for the last event walked. */
@@ -162,15 +162,9 @@ export class Dispatcher {
   /** The events of `walking` still to walk: [walkingHead, walkingCount). */
   private walkingHead = 0;
   private walkingCount = 0;
-  private readonly walkFn = (): void => {
-    this.walkScheduled = false;
-    // A walk that stopped in an earlier turn: its batch has lasted turns, and may last many more.
-    if (this.walkEvent !== undefined) this.joinLate();
-    this.walkPending(this.walkChunk);
-  };
+  /** A batch's walk, a chunk a turn, after the turn's consumers (at most one turn pending). */
+  private readonly walkTurn: NextTurn;
   private stopped = false;
-  /** Runs the walk of a batch after the turn's consumers (the cache's clock: setImmediate). */
-  private readonly schedule: (run: () => void) => void;
   /** The last batch number before they wrap to 1. */
   private readonly maxBatchNumber: number;
 
@@ -183,7 +177,11 @@ export class Dispatcher {
       policy.liveFirst === true && liveFirst !== undefined
         ? (liveFirst.minWatchers ?? LIVE_FIRST_MIN_WATCHERS)
         : Infinity;
-    this.schedule = liveFirst?.schedule ?? queueMicrotask;
+    this.walkTurn = new NextTurn(liveFirst?.clock ?? realClock, () => {
+      // A walk that stopped in an earlier turn: its batch has lasted turns, and may last many more.
+      if (this.walkEvent !== undefined) this.joinLate();
+      this.walkPending(this.walkChunk);
+    });
     this.maxBatchNumber = liveFirst?.maxBatchNumber ?? MAX_BATCH_NUMBER;
     this.walkChunk = liveFirst?.walkChunk ?? WALK_CHUNK;
     this.lastIndexSize = index.size;
@@ -247,6 +245,7 @@ export class Dispatcher {
     this.walkingHead = this.walkingCount = 0;
     this.walkEvent = undefined;
     this.candidates.abandon();
+    this.walkTurn.close();
     this.parked.clear();
   }
 
@@ -292,7 +291,7 @@ export class Dispatcher {
         budget = this.candidates.run(budget, this.offerFn);
         if (this.candidates.active) {
           this.fullChannels(event);
-          this.scheduleWalk();
+          this.walkTurn.schedule();
           return;
         }
         this.walkEvent = undefined;
@@ -330,12 +329,6 @@ export class Dispatcher {
     if (this.policy.afterEvent(this.resumeFn)) this.paused = true;
   }
 
-  private scheduleWalk(): void {
-    if (this.walkScheduled) return;
-    this.walkScheduled = true;
-    this.schedule(this.walkFn);
-  }
-
   /**
    * A batch begins when the walk is large and few wait: the waiting consumers' watchers are marked to be
    * offered ahead for the whole batch (module doc). False: walk as usual.
@@ -371,7 +364,7 @@ export class Dispatcher {
       if (w.liveBatch === batch) this.offer(w, event);
     }
     this.fullChannels(event);
-    this.scheduleWalk(); // after the consumers just woken, and what they read next
+    this.walkTurn.schedule(); // after the consumers just woken, and what they read next
     this.pending[this.pendingCount++] = event;
   }
 

@@ -7,6 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEFAULT_RESOURCE } from '../../src/index.js';
+import { realClock } from '../../src/core/clock.js';
 import { Dispatcher } from '../../src/dispatch/dispatcher.js';
 import type { FullChannelPolicy } from '../../src/dispatch/full-channel-policy.js';
 import { WatcherIndex } from '../../src/dispatch/watcher-index.js';
@@ -49,7 +50,7 @@ function rig(
   const metrics = new CacheMetrics(DEFAULT_RESOURCE);
   const dispatcher = new Dispatcher(index, policy, metrics, {
     minWatchers: options.minWatchers ?? 1,
-    schedule: (run) => setImmediate(run),
+    clock: realClock, // its setImmediate
     ...(options.maxBatchNumber === undefined ? {} : { maxBatchNumber: options.maxBatchNumber }),
     ...(options.walkChunk === undefined ? {} : { walkChunk: options.walkChunk }),
   });
@@ -68,7 +69,7 @@ function rvOf(r: IteratorResult<WatchEvent>): number | undefined {
   return r.done === true ? undefined : r.value.rv;
 }
 
-/** The rest of this turn: the consumers' microtasks, then a batch's walk (the rig's schedule: setImmediate). */
+/** The rest of this turn: the consumers' microtasks, then a batch's walk (the rig's clock: setImmediate). */
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** The RVs a watcher's consumer takes without waiting (what is queued now). */
